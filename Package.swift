@@ -1,0 +1,121 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// OpenCV is linked module by module: pulling all 55 libraries through pkg-config
+// makes every process start 4x slower and 60 MB larger (see PLATFORM notes in BENCHMARKS.md).
+let openCVLibraries: [LinkerSetting] = [
+    "opencv_core", "opencv_imgproc", "opencv_dnn", "opencv_objdetect", "opencv_videoio", "opencv_imgcodecs",
+].map { .linkedLibrary($0) }
+
+let swiftSettings: [SwiftSetting] = []
+
+let package = Package(
+    name: "facewire",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "facewire", targets: ["facewire"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.28.0"),
+    ],
+    targets: [
+        // MARK: - C libraries and shims
+
+        .systemLibrary(
+            name: "CZeroMQ",
+            pkgConfig: "libzmq",
+            providers: [.apt(["libzmq3-dev"])]
+        ),
+        .systemLibrary(
+            name: "CTurboJPEG",
+            pkgConfig: "libturbojpeg",
+            providers: [.apt(["libturbojpeg0-dev"])]
+        ),
+        .target(
+            name: "COpenCV",
+            cxxSettings: [.unsafeFlags(["-I/usr/include/opencv4"])],
+            linkerSettings: openCVLibraries
+        ),
+
+        // MARK: - Targets
+
+        .target(
+            name: "ZeroMQ",
+            dependencies: ["CZeroMQ"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "FacewireProtocol",
+            dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "FacewireImage",
+            dependencies: ["CTurboJPEG"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "FacewireDetection",
+            dependencies: ["COpenCV", "FacewireImage"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "FacewireCapture",
+            dependencies: [
+                "ZeroMQ", "FacewireProtocol", "COpenCV", "FacewireImage",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "FacewireWorker",
+            dependencies: [
+                "ZeroMQ", "FacewireProtocol", "FacewireDetection",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "FacewireCollector",
+            dependencies: [
+                "ZeroMQ", "FacewireProtocol",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "FacewireTail",
+            dependencies: [
+                "ZeroMQ", "FacewireProtocol",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "facewire",
+            dependencies: [
+                "ZeroMQ", "FacewireProtocol", "FacewireImage", "FacewireDetection", "FacewireCapture", "FacewireWorker",
+                "FacewireCollector", "FacewireTail",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: - Tests
+
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
+        .testTarget(name: "FacewireProtocolTests", dependencies: ["FacewireProtocol", "FacewireTail"]),
+        .testTarget(name: "FacewireImageTests", dependencies: ["FacewireImage"]),
+        .testTarget(name: "FacewireDetectionTests", dependencies: ["FacewireDetection", "FacewireImage"]),
+        .testTarget(name: "FacewireCaptureTests", dependencies: ["FacewireCapture", "FacewireImage"]),
+        .testTarget(name: "FacewireCollectorTests", dependencies: ["FacewireCollector", "FacewireProtocol"]),
+        .testTarget(
+            name: "FacewireIntegrationTests",
+            dependencies: ["facewire", "FacewireProtocol", "ZeroMQ"]
+        ),
+    ],
+    cxxLanguageStandard: .cxx17
+)

@@ -1,0 +1,4 @@
+#ifndef CZEROMQ_SHIM_H
+#define CZEROMQ_SHIM_H
+#include <zmq.h>
+#endif
