@@ -47,6 +47,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "FacewireRuntime",
+            dependencies: [.product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "FacewireProtocol",
             dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")],
             swiftSettings: swiftSettings
@@ -64,7 +69,7 @@ let package = Package(
         .target(
             name: "FacewireCapture",
             dependencies: [
-                "ZeroMQ", "FacewireProtocol", "COpenCV", "FacewireImage",
+                "ZeroMQ", "FacewireRuntime", "FacewireProtocol", "COpenCV", "FacewireImage",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -72,7 +77,7 @@ let package = Package(
         .target(
             name: "FacewireWorker",
             dependencies: [
-                "ZeroMQ", "FacewireProtocol", "FacewireDetection",
+                "ZeroMQ", "FacewireRuntime", "FacewireProtocol", "FacewireDetection",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -80,7 +85,7 @@ let package = Package(
         .target(
             name: "FacewireCollector",
             dependencies: [
-                "ZeroMQ", "FacewireProtocol",
+                "ZeroMQ", "FacewireRuntime", "FacewireProtocol",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -88,7 +93,7 @@ let package = Package(
         .target(
             name: "FacewireTail",
             dependencies: [
-                "ZeroMQ", "FacewireProtocol",
+                "ZeroMQ", "FacewireRuntime", "FacewireProtocol",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -96,7 +101,8 @@ let package = Package(
         .executableTarget(
             name: "facewire",
             dependencies: [
-                "ZeroMQ", "FacewireProtocol", "FacewireImage", "FacewireDetection", "FacewireCapture", "FacewireWorker",
+                "ZeroMQ", "FacewireRuntime", "FacewireProtocol", "FacewireImage", "FacewireDetection", "FacewireCapture",
+                "FacewireWorker",
                 "FacewireCollector", "FacewireTail",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,0 +1,66 @@
+import FacewireProtocol
+
+/// How a capture node reads, paces and publishes frames.
+public struct CaptureConfiguration: Sendable {
+    /// How fast frames are read from the source.
+    public enum Pacing: Sendable, Equatable {
+        /// At the source's own frame rate (a file plays in real time). Frames no worker has room for
+        /// are dropped at the source and reported to the collector.
+        case realTime
+        /// At a fixed rate, with the same drop rule as ``realTime``.
+        case fixed(Double)
+        /// As fast as the workers take them: the capture node waits for a worker with room, nothing is
+        /// dropped at the source. For files and folders that are not live.
+        case asFastAsPossible
+    }
+
+    /// A video file, an image folder or an image file.
+    public var source: String
+    /// The stream id (`[A-Za-z0-9._-]`, at most 64 bytes).
+    public var stream: String
+    /// Where workers connect for frames (a ROUTER); `tcp://*:5555` by default.
+    public var bind: String
+    /// The address announced to the collector when `bind` has a wildcard host or port; by default the
+    /// bound endpoint with its wildcard host replaced by the address the collector sees this node at.
+    public var advertise: String?
+    /// The collector's control endpoint; nil runs without a collector (workers then need `--capture`).
+    public var collector: String?
+    public var pacing: Pacing
+    /// Start again at the end of the source.
+    public var loop: Bool
+    /// Stop after this many frames (nil: at the end of the source).
+    public var maxFrames: Int?
+    /// Quality for frames that must be encoded (video, PNG); JPEG files are sent unchanged.
+    public var jpegQuality: Int
+    /// Workers skip frames older than this (ms after capture) and report them as dropped; 0: never.
+    /// Only used for live pacing: with ``Pacing/asFastAsPossible`` frames carry no deadline.
+    public var maxAgeMilliseconds: Int
+    /// The epoch announced for this run (a new one every start by default).
+    public var epoch: UInt64
+
+    public init(
+        source: String,
+        stream: String = "default",
+        bind: String = "tcp://*:\(Wire.defaultCapturePort)",
+        advertise: String? = nil,
+        collector: String? = nil,
+        pacing: Pacing = .realTime,
+        loop: Bool = false,
+        maxFrames: Int? = nil,
+        jpegQuality: Int = 85,
+        maxAgeMilliseconds: Int = 2000,
+        epoch: UInt64 = UInt64(Clock.wallMicroseconds())
+    ) {
+        self.source = source
+        self.stream = stream
+        self.bind = bind
+        self.advertise = advertise
+        self.collector = collector
+        self.pacing = pacing
+        self.loop = loop
+        self.maxFrames = maxFrames
+        self.jpegQuality = jpegQuality
+        self.maxAgeMilliseconds = maxAgeMilliseconds
+        self.epoch = epoch
+    }
+}

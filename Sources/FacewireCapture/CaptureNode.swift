@@ -1,0 +1,169 @@
+import FacewireImage
+import FacewireProtocol
+import FacewireRuntime
+import Foundation
+import Logging
+import ZeroMQ
+
+/// A capture node: reads frames from a source, numbers them and hands each to an idle worker (see
+/// ``FrameDispatcher``); tells the collector about itself, about frames it had to skip and about the end of the source.
+///
+/// ``run(stop:)`` blocks the calling thread (a thread the caller owns) until the source ends or `stop` is set.
+public final class CaptureNode: @unchecked Sendable {
+    public let configuration: CaptureConfiguration
+    public let counters = Counters()
+    private let logger: Logger
+    private let context = ZMQContext()
+
+    /// The endpoint actually bound, once ``run(stop:)`` bound it.
+    public private(set) var boundEndpoint: String?
+
+    public init(configuration: CaptureConfiguration, logger: Logger) throws {
+        guard Wire.isValidStreamID(configuration.stream) else {
+            throw CaptureError("invalid stream id \(configuration.stream.debugDescription): use 1-64 of A-Z a-z 0-9 . _ -")
+        }
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Reads and publishes until the source ends (then tells the collector) or `stop` is set.
+    public func run(stop: StopToken) throws {
+        let source = try openFrameSource(configuration.source, loop: configuration.loop, jpegQuality: configuration.jpegQuality)
+        stop.onStop { [context] in context.shutdown() }
+
+        let frames = try FrameDispatcher(context: context, bind: configuration.bind, counters: counters)
+        let bound = frames.endpoint
+        boundEndpoint = bound
+        let advertised = configuration.advertise ?? bound
+        logger.info("capture publishing", metadata: ["stream": "\(configuration.stream)", "endpoint": "\(bound)", "source": "\(source.description)"])
+
+        var control: ZMQSocket?
+        if let collector = configuration.collector {
+            let socket = try ZMQSocket(context: context, kind: .dealer)
+            try socket.setHighWaterMarks(send: 100_000)
+            try socket.setLinger(milliseconds: 5000)
+            try socket.connect(collector)
+            control = socket
+        }
+        var nextSeq: UInt64 = 0
+        var lastHello: UInt64 = 0
+        func sendControl(_ body: Envelope.OneOf_Body) {
+            guard let control else { return }
+            do {
+                if try !control.send([try Envelope(body).serializedBytes()], dontWait: true) {
+                    counters.add("control_lost")
+                }
+            } catch {
+                counters.add("control_lost")
+            }
+        }
+        func hello() {
+            var hello = Hello()
+            hello.role = .capture
+            hello.nodeID = defaultNodeID()
+            hello.stream = configuration.stream
+            hello.epoch = configuration.epoch
+            hello.frameEndpoint = advertised
+            hello.nextSeq = nextSeq
+            sendControl(.hello(hello))
+            lastHello = Clock.monotonicNanoseconds()
+        }
+        hello()
+
+        let fps: Double? = switch configuration.pacing {
+        case .realTime: source.nominalFPS ?? 30
+        case .fixed(let rate): rate
+        case .asFastAsPossible: nil
+        }
+        let start = Clock.monotonicNanoseconds()
+        var pendingSkip: (first: UInt64, count: UInt64, time: Int64)?
+        func flushSkips() {
+            guard let skip = pendingSkip else { return }
+            var skipped = Skipped()
+            skipped.stream = configuration.stream
+            skipped.epoch = configuration.epoch
+            skipped.firstSeq = skip.first
+            skipped.count = skip.count
+            skipped.reason = "no-worker"
+            skipped.captureTimeUs = skip.time
+            sendControl(.skipped(skipped))
+            pendingSkip = nil
+        }
+
+        var index: UInt64 = 0
+        while !stop.isStopped {
+            if let maxFrames = configuration.maxFrames, index >= maxFrames { break }
+            if let fps {
+                let due = start + UInt64(Double(index) / fps * 1e9)
+                let now = Clock.monotonicNanoseconds()
+                if due > now { stop.sleep(seconds: Double(due - now) / 1e9) }
+            }
+            if Clock.monotonicNanoseconds() - lastHello > UInt64(Wire.helloIntervalMilliseconds) * 1_000_000 {
+                flushSkips()
+                hello()
+            }
+            let frame: SourceFrame
+            do {
+                guard let next = try source.next() else { break }
+                frame = next
+            } catch {
+                counters.add("source_errors")
+                logger.error("source failed", metadata: ["error": "\(error)"])
+                throw error
+            }
+            index += 1
+            var header = FrameHeader()
+            header.version = Wire.version
+            header.stream = configuration.stream
+            header.epoch = configuration.epoch
+            header.seq = nextSeq
+            header.captureTimeUs = Clock.wallMicroseconds()
+            header.width = UInt32(frame.width)
+            header.height = UInt32(frame.height)
+            header.orientation = UInt32(frame.orientation.rawValue)
+            if fps != nil, configuration.maxAgeMilliseconds > 0 {
+                header.deadlineUs = header.captureTimeUs + Int64(configuration.maxAgeMilliseconds) * 1000
+            }
+            header.sentTimeUs = Clock.wallMicroseconds()
+            let parts = try FrameMessage(header: header, jpeg: frame.jpeg).parts()
+            // The first frame, and every frame of an unpaced source, waits for an idle worker.
+            let wait = fps == nil || nextSeq == 0
+            let sent: Bool
+            do {
+                sent = try frames.dispatch(parts, wait: wait, stop: stop)
+            } catch let error as ZMQError where error.isTerminated {
+                break
+            }
+            if wait && !sent { break }
+            if sent {
+                flushSkips()
+                counters.add("frames_sent")
+            } else {
+                counters.add("frames_dropped_at_source")
+                if let skip = pendingSkip {
+                    pendingSkip = (skip.first, skip.count + 1, skip.time)
+                } else {
+                    pendingSkip = (nextSeq, 1, header.captureTimeUs)
+                }
+            }
+            nextSeq += 1
+        }
+        flushSkips()
+        if !stop.isStopped {
+            var end = StreamEnd()
+            end.stream = configuration.stream
+            end.epoch = configuration.epoch
+            end.nextSeq = nextSeq
+            sendControl(.end(end))
+        }
+        logger.info("capture finished", metadata: ["stream": "\(configuration.stream)", "frames": "\(nextSeq)", "counters": "\(counters.summary)"])
+        control?.close()
+        frames.close()
+    }
+}
+
+/// A capture node cannot start or continue.
+public struct CaptureError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}

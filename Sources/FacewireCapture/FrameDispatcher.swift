@@ -1,0 +1,73 @@
+import FacewireProtocol
+import FacewireRuntime
+import ZeroMQ
+
+/// Hands frames to idle workers: the capture node's side of the credit-based data plane.
+///
+/// The capture node binds a ROUTER. Each worker thread connects a DEALER and sends a ``Ready`` whenever it is
+/// idle; the dispatcher remembers one credit per worker connection, oldest first, and sends each frame to the
+/// worker that has waited longest. A frame is therefore never queued behind another one at a busy worker, and
+/// "no worker has room" is exact: no credit.
+///
+/// Not thread-safe: it belongs to the capture thread.
+final class FrameDispatcher {
+    private let socket: ZMQSocket
+    private let counters: Counters
+    /// Worker connections with a credit, in the order they became idle.
+    private var idle: [[UInt8]] = []
+
+    /// The endpoint actually bound.
+    let endpoint: String
+
+    init(context: ZMQContext, bind: String, counters: Counters) throws {
+        socket = try ZMQSocket(context: context, kind: .router)
+        self.counters = counters
+        // Fail at once (EHOSTUNREACH) for a worker that disconnected instead of dropping the frame silently.
+        try socket.setRouterMandatory(true)
+        try socket.setHighWaterMarks(send: 4, receive: 1000)
+        try socket.setMaxMessageSize(Int64(Wire.maxHeaderBytes))
+        try socket.setTCPKeepalive(idleSeconds: 10, intervalSeconds: 2, count: 3)
+        // Frames already handed to a worker still go out when the node closes at the end of a file.
+        try socket.setLinger(milliseconds: 10_000)
+        endpoint = try socket.bind(bind)
+    }
+
+    /// Workers holding a credit right now.
+    var idleWorkers: Int { idle.count }
+
+    /// Sends one frame to the idle worker that waited longest.
+    /// - Parameter wait: with no idle worker, wait for one (until `stop`) instead of returning `false`.
+    /// - Returns: whether a worker took the frame.
+    func dispatch(_ parts: [[UInt8]], wait: Bool, stop: StopToken) throws -> Bool {
+        try collectCredits(timeoutMilliseconds: 0)
+        while true {
+            while !idle.isEmpty {
+                let worker = idle.removeFirst()
+                do {
+                    if try socket.send([worker] + parts, dontWait: true) { return true }
+                    counters.add("worker_full")
+                } catch let error as ZMQError where !error.isTerminated {
+                    counters.add("worker_gone")  // EHOSTUNREACH: it disconnected; try the next one
+                }
+            }
+            guard wait, !stop.isStopped else { return false }
+            try collectCredits(timeoutMilliseconds: 100)
+        }
+    }
+
+    /// Reads the Ready messages that arrived, waiting up to `timeoutMilliseconds` for the first.
+    private func collectCredits(timeoutMilliseconds: Int) throws {
+        guard try socket.waitForInput(timeoutMilliseconds: timeoutMilliseconds) else { return }
+        while let parts = try socket.receive(dontWait: true) {
+            guard parts.count == 2, (try? Ready(part: parts[1])) != nil else {
+                counters.add("ready_malformed")
+                continue
+            }
+            if !idle.contains(parts[0]) { idle.append(parts[0]) }
+        }
+    }
+
+    func close() {
+        socket.close()
+    }
+}

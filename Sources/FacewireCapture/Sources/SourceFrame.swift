@@ -1,0 +1,26 @@
+import FacewireImage
+
+/// One frame from a ``FrameSource``: complete JPEG bytes plus what a consumer needs to know without decoding.
+public struct SourceFrame: Sendable {
+    /// A complete JPEG file (SOI to EOI).
+    public var jpeg: [UInt8]
+    /// Width of the JPEG as stored (before ``orientation`` is applied).
+    public var width: Int
+    /// Height of the JPEG as stored (before ``orientation`` is applied).
+    public var height: Int
+    /// How to turn the stored image upright (from the file's EXIF; ``Orientation/up`` for re-encoded frames,
+    /// which are encoded upright).
+    public var orientation: Orientation
+    /// `true` when the frame was decoded and encoded again by the source; `false` when ``jpeg`` holds the
+    /// original file bytes unchanged.
+    public var reencoded: Bool
+
+    /// Creates a frame.
+    public init(jpeg: [UInt8], width: Int, height: Int, orientation: Orientation, reencoded: Bool) {
+        self.jpeg = jpeg
+        self.width = width
+        self.height = height
+        self.orientation = orientation
+        self.reencoded = reencoded
+    }
+}

@@ -1,0 +1,134 @@
+import COpenCV
+import FacewireImage
+import Foundation
+
+/// Turns one image file into a ``SourceFrame`` following the still-image rules shared by
+/// ``ImageFolderSource`` and ``ImageFileSource``:
+///
+/// * JPEG files are sent byte for byte. Their header gives the stored size, their EXIF the orientation.
+///   With `validateJPEG`, the whole file is entropy-decoded once at 1/8 scale first, so truncated or
+///   corrupt files are skipped here rather than failing on a worker.
+/// * Other formats, CMYK JPEGs and misnamed files are decoded by OpenCV (`cv::imread`, which also applies
+///   any EXIF orientation, so the result is upright) and encoded to JPEG at `jpegQuality`.
+///
+/// Not thread-safe (it owns a turbojpeg decoder and encoder).
+final class StillImageLoader {
+    let limits: ImageLimits
+    let jpegQuality: Int
+    let validateJPEG: Bool
+    private let decoder: JPEGDecoder
+    private let encoder: JPEGEncoder
+
+    init(limits: ImageLimits, jpegQuality: Int, validateJPEG: Bool) throws {
+        self.limits = limits
+        self.jpegQuality = jpegQuality
+        self.validateJPEG = validateJPEG
+        decoder = try JPEGDecoder(limits: limits)
+        encoder = try JPEGEncoder()
+    }
+
+    /// Loads one file.
+    /// - Throws: ``ImageError`` (unreadable file, bad or oversized image) describing why the file is unusable.
+    func load(path: String, kind: ImageFileKind) throws -> SourceFrame {
+        switch kind {
+        case .jpeg:
+            let bytes = try Self.readFile(path, limits: limits)
+            do {
+                return try passThrough(bytes)
+            } catch let first as ImageError where first.code == .notJPEG || first.code == .unsupportedFormat {
+                // A misnamed file (a PNG called .jpg) or a CMYK JPEG that workers cannot decode: let OpenCV try.
+                do {
+                    return try reencode(path: path)
+                } catch let second as ImageError {
+                    throw ImageError(second.code, "\(first.message); OpenCV fallback: \(second.message)")
+                }
+            }
+        case .other:
+            return try reencode(path: path)
+        }
+    }
+
+    private func passThrough(_ bytes: [UInt8]) throws -> SourceFrame {
+        let header = try decoder.readHeader(bytes)
+        if header.colorspace == .cmyk || header.colorspace == .ycck {
+            throw ImageError(.unsupportedFormat, "CMYK JPEG")
+        }
+        if validateJPEG {
+            _ = try decoder.decode(bytes, scale: .eighth, format: .grey)
+        }
+        return SourceFrame(
+            jpeg: bytes, width: header.width, height: header.height,
+            orientation: Orientation.exif(inJPEG: bytes) ?? .up, reencoded: false)
+    }
+
+    private func reencode(path: String) throws -> SourceFrame {
+        let size = try Self.fileSize(path)
+        try limits.check(byteCount: size)
+        if let dimensions = ImageDimensionProbe.dimensions(of: try Self.readHeader(path)) {
+            try limits.check(width: dimensions.width, height: dimensions.height)
+        }
+        var pixels: UnsafeMutablePointer<UInt8>?
+        var width: Int32 = 0
+        var height: Int32 = 0
+        var error = OpenCVErrorBuffer()
+        let status = error.storage.withUnsafeMutableBufferPointer { err in
+            fwcv_image_read(path, &pixels, &width, &height, err.baseAddress, err.count)
+        }
+        guard status == 0, let pixels else {
+            throw ImageError(.decodeFailed, error.message(or: "OpenCV cannot read '\(path)'"))
+        }
+        defer { fwcv_free(pixels) }
+        try limits.check(width: Int(width), height: Int(height))
+        let count = Int(width) * Int(height) * 3
+        let jpeg = try encoder.encode(
+            pixels: UnsafeRawBufferPointer(start: pixels, count: count), width: Int(width), height: Int(height),
+            stride: Int(width) * 3, format: .bgr, quality: jpegQuality)
+        return SourceFrame(jpeg: jpeg, width: Int(width), height: Int(height), orientation: .up, reencoded: true)
+    }
+
+    // MARK: - Files
+
+    static func fileSize(_ path: String) throws -> Int {
+        do {
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            guard let size = attributes[.size] as? NSNumber else {
+                throw ImageError(.unreadableFile, "cannot read the size of '\(path)'")
+            }
+            return size.intValue
+        } catch let error as ImageError {
+            throw error
+        } catch {
+            throw ImageError(.unreadableFile, "cannot read '\(path)': \(error.localizedDescription)")
+        }
+    }
+
+    /// Reads a whole file after checking its size against `limits.maxBytes`.
+    static func readFile(_ path: String, limits: ImageLimits) throws -> [UInt8] {
+        try limits.check(byteCount: try fileSize(path))
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw ImageError(.unreadableFile, "cannot open '\(path)'")
+        }
+        defer { try? handle.close() }
+        do {
+            let data = try handle.readToEnd() ?? Data()
+            try limits.check(byteCount: data.count)
+            return [UInt8](data)
+        } catch let error as ImageError {
+            throw error
+        } catch {
+            throw ImageError(.unreadableFile, "cannot read '\(path)': \(error.localizedDescription)")
+        }
+    }
+
+    private static func readHeader(_ path: String) throws -> [UInt8] {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw ImageError(.unreadableFile, "cannot open '\(path)'")
+        }
+        defer { try? handle.close() }
+        do {
+            return [UInt8](try handle.read(upToCount: ImageDimensionProbe.headerLength) ?? Data())
+        } catch {
+            throw ImageError(.unreadableFile, "cannot read '\(path)': \(error.localizedDescription)")
+        }
+    }
+}

@@ -1,0 +1,30 @@
+import FacewireProtocol
+
+/// Where the collector listens and how long it waits for late frames.
+public struct CollectorConfiguration: Sendable {
+    /// Control and intake endpoint (ROUTER): hellos, results, skips and stream ends arrive here.
+    /// This is the one address users give to every other node.
+    public var bind: String
+    /// The ordered results stream (PUB).
+    public var publish: String
+    /// How long a missing frame is waited for once a later frame of its stream is known, in milliseconds.
+    public var maxDelayMilliseconds: Int
+    /// Results held per stream while an earlier frame is missing; beyond it the missing frame is dropped.
+    public var maxPending: Int
+    /// Seconds without a hello after which a capture node is no longer announced to workers.
+    public var captureExpirySeconds: Double
+
+    public init(
+        bind: String = "tcp://*:\(Wire.defaultCollectorPort)",
+        publish: String = "tcp://*:\(Wire.defaultPublishPort)",
+        maxDelayMilliseconds: Int = 1000,
+        maxPending: Int = 256,
+        captureExpirySeconds: Double = 10
+    ) {
+        self.bind = bind
+        self.publish = publish
+        self.maxDelayMilliseconds = maxDelayMilliseconds
+        self.maxPending = maxPending
+        self.captureExpirySeconds = captureExpirySeconds
+    }
+}

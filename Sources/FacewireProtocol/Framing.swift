@@ -1,0 +1,125 @@
+import Foundation
+import SwiftProtobuf
+
+/// A frame as it travels from a capture node to a worker: `[FrameHeader][JPEG]`.
+public struct FrameMessage: Sendable {
+    public var header: FrameHeader
+    public var jpeg: [UInt8]
+
+    public init(header: FrameHeader, jpeg: [UInt8]) {
+        self.header = header
+        self.jpeg = jpeg
+    }
+
+    /// The two ZeroMQ message parts. The JPEG is its own part, never copied into the protobuf.
+    public func parts() throws -> [[UInt8]] {
+        [try header.serializedBytes(), jpeg]
+    }
+
+    /// Parses and checks the two parts of a frame message.
+    /// - Throws: ``ProtocolError`` for anything that is not a well-formed version-1 frame.
+    public init(parts: [[UInt8]]) throws {
+        guard parts.count == 2 else {
+            throw ProtocolError(.malformed, "a frame message has 2 parts, got \(parts.count)")
+        }
+        guard parts[0].count <= Wire.maxHeaderBytes else {
+            throw ProtocolError(.tooLarge, "frame header of \(parts[0].count) bytes")
+        }
+        let header: FrameHeader
+        do {
+            header = try FrameHeader(serializedBytes: parts[0])
+        } catch {
+            throw ProtocolError(.malformed, "frame header is not a FrameHeader protobuf: \(error)")
+        }
+        guard header.version == Wire.version else {
+            throw ProtocolError(.unsupportedVersion, "frame header version \(header.version)")
+        }
+        guard Wire.isValidStreamID(header.stream) else {
+            throw ProtocolError(.invalidStream, "stream id \(header.stream.debugDescription)")
+        }
+        guard !parts[1].isEmpty else { throw ProtocolError(.malformed, "empty image part") }
+        self.header = header
+        self.jpeg = parts[1]
+    }
+}
+
+extension Envelope {
+    /// Wraps a body in a version-1 envelope.
+    public init(_ body: Envelope.OneOf_Body) {
+        self.init()
+        self.version = Wire.version
+        self.body = body
+    }
+
+    /// Parses and checks a one-part control message.
+    public init(part: [UInt8]) throws {
+        let envelope: Envelope
+        do {
+            envelope = try Envelope(serializedBytes: part)
+        } catch {
+            throw ProtocolError(.malformed, "not an Envelope protobuf: \(error)")
+        }
+        guard envelope.version == Wire.version else {
+            throw ProtocolError(.unsupportedVersion, "envelope version \(envelope.version)")
+        }
+        guard envelope.body != nil else { throw ProtocolError(.missingBody, "envelope without a body") }
+        self = envelope
+    }
+}
+
+extension StreamMessage {
+    /// Builds a results-stream message for (stream, epoch).
+    public init(stream: String, epoch: UInt64, body: StreamMessage.OneOf_Body?) {
+        self.init()
+        self.version = Wire.version
+        self.stream = stream
+        self.epoch = epoch
+        self.body = body
+    }
+
+    /// The two PUB parts: `[topic][StreamMessage]`.
+    public func parts() throws -> [[UInt8]] {
+        [Wire.topic(forStream: stream), try serializedBytes()]
+    }
+
+    /// Parses the two parts of a results-stream message.
+    public init(parts: [[UInt8]]) throws {
+        guard parts.count == 2 else {
+            throw ProtocolError(.malformed, "a stream message has 2 parts, got \(parts.count)")
+        }
+        let message: StreamMessage
+        do {
+            message = try StreamMessage(serializedBytes: parts[1])
+        } catch {
+            throw ProtocolError(.malformed, "not a StreamMessage protobuf: \(error)")
+        }
+        guard message.version == Wire.version else {
+            throw ProtocolError(.unsupportedVersion, "stream message version \(message.version)")
+        }
+        self = message
+    }
+}
+
+extension Ready {
+    /// A version-1 credit from worker thread `worker`.
+    public init(worker: String) {
+        self.init()
+        self.version = Wire.version
+        self.worker = worker
+    }
+
+    /// Parses and checks a one-part Ready message.
+    public init(part: [UInt8]) throws {
+        guard part.count <= Wire.maxHeaderBytes else { throw ProtocolError(.tooLarge, "ready of \(part.count) bytes") }
+        let ready: Ready
+        do {
+            ready = try Ready(serializedBytes: part)
+        } catch {
+            throw ProtocolError(.malformed, "not a Ready protobuf: \(error)")
+        }
+        guard ready.version == Wire.version else {
+            throw ProtocolError(.unsupportedVersion, "ready version \(ready.version)")
+        }
+        self = ready
+    }
+}

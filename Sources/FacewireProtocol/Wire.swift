@@ -1,0 +1,62 @@
+import Foundation
+import SwiftProtobuf
+
+// Short names for the generated protobuf types (protocol/facewire.proto).
+public typealias FrameHeader = Facewire_V1_FrameHeader
+public typealias Ready = Facewire_V1_Ready
+public typealias WireFace = Facewire_V1_Face
+public typealias WirePoint = Facewire_V1_Point
+public typealias WireRect = Facewire_V1_Rect
+public typealias FrameStatus = Facewire_V1_FrameStatus
+public typealias FrameTimings = Facewire_V1_Timings
+public typealias FrameResult = Facewire_V1_FrameResult
+public typealias NodeRole = Facewire_V1_Role
+public typealias Hello = Facewire_V1_Hello
+public typealias CaptureInfo = Facewire_V1_CaptureInfo
+public typealias Welcome = Facewire_V1_Welcome
+public typealias Skipped = Facewire_V1_Skipped
+public typealias StreamEnd = Facewire_V1_StreamEnd
+public typealias Envelope = Facewire_V1_Envelope
+public typealias FaceEvent = Facewire_V1_FaceEvent
+public typealias StreamSummary = Facewire_V1_StreamSummary
+public typealias StreamMessage = Facewire_V1_StreamMessage
+
+/// Constants of protocol version 1 (see protocol/SPEC.md).
+public enum Wire {
+    /// The protocol version every message carries.
+    public static let version: UInt32 = 1
+
+    /// Default TCP ports: capture frames, collector control/intake, collector results stream.
+    public static let defaultCapturePort = 5555
+    public static let defaultCollectorPort = 5556
+    public static let defaultPublishPort = 5557
+
+    /// Largest frame message (header + JPEG) a worker accepts, enforced by libzmq before allocation.
+    public static let maxFrameMessageBytes: Int64 = 16 * 1024 * 1024
+    /// Largest control message (envelope) the collector accepts.
+    public static let maxControlMessageBytes: Int64 = 1 * 1024 * 1024
+    /// Largest frame header part.
+    public static let maxHeaderBytes = 4096
+    /// Largest image side a worker decodes.
+    public static let maxImageSide = 8192
+    /// Longest stream id.
+    public static let maxStreamIDLength = 64
+    /// How often capture nodes and workers say hello to the collector (heartbeat), in milliseconds.
+    public static let helloIntervalMilliseconds = 1000
+
+    /// Whether `id` is a valid stream id: 1...64 bytes of `[A-Za-z0-9._-]`.
+    public static func isValidStreamID(_ id: String) -> Bool {
+        let bytes = Array(id.utf8)
+        guard !bytes.isEmpty, bytes.count <= maxStreamIDLength else { return false }
+        return bytes.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x2E || byte == 0x5F || byte == 0x2D
+        }
+    }
+
+    /// The PUB topic of a stream: its id followed by one zero byte, so that subscribing to
+    /// "cam1\0" does not also match "cam10".
+    public static func topic(forStream stream: String) -> [UInt8] {
+        Array(stream.utf8) + [0]
+    }
+}

@@ -1,0 +1,26 @@
+import Foundation
+
+/// Named event counters shared by a node's threads (frames sent, dropped, errors, ...).
+///
+/// Thread-safe; cheap enough for per-frame use.
+public final class Counters: @unchecked Sendable {
+    private let lock = NSLock()
+    private var values: [String: UInt64] = [:]
+
+    public init() {}
+
+    /// Adds `amount` to counter `name`.
+    public func add(_ name: String, _ amount: UInt64 = 1) {
+        lock.withLock { values[name, default: 0] += amount }
+    }
+
+    /// The current value of counter `name`.
+    public func value(_ name: String) -> UInt64 {
+        lock.withLock { values[name] ?? 0 }
+    }
+
+    /// All counters, sorted by name, as `name=value` pairs on one line.
+    public var summary: String {
+        lock.withLock { values.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ") }
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+
+/// Threads a node owns for its blocking loops (ZeroMQ receives, OpenCV), outside Swift's cooperative pool.
+public final class NodeThreads: @unchecked Sendable {
+    private let group = DispatchGroup()
+    private let lock = NSLock()
+    private var failures: [String] = []
+
+    public init() {}
+
+    /// Starts `body` on a new thread named `name`. An error it throws is recorded and reported by ``join()``.
+    public func spawn(_ name: String, _ body: @escaping @Sendable () throws -> Void) {
+        group.enter()
+        let thread = Thread { [self] in
+            defer { group.leave() }
+            do {
+                try body()
+            } catch {
+                lock.withLock { failures.append("\(name): \(error)") }
+            }
+        }
+        thread.name = name
+        thread.stackSize = 8 << 20
+        thread.start()
+    }
+
+    /// Waits for every spawned thread to finish.
+    /// - Returns: the errors they threw, as "thread: error" lines.
+    @discardableResult
+    public func join() -> [String] {
+        group.wait()
+        return lock.withLock { failures }
+    }
+}
+
+/// A short id for this process, unique enough across a cluster: `host:pid`.
+public func defaultNodeID() -> String {
+    "\(ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "host"):\(getpid())"
+}

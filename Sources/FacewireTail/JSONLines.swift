@@ -1,0 +1,115 @@
+import FacewireProtocol
+import Foundation
+
+/// Renders results-stream messages as one-line JSON objects, with Core Image's CIFaceFeature names.
+///
+/// Hand-written rather than `JSONEncoder`: the key order is fixed (stream, epoch, seq first, as a reader
+/// scans them), numbers are rounded to what the measurement supports, and it is several times faster.
+public enum JSONLines {
+    /// One frame: `{"stream":…,"epoch":…,"seq":…,"captureTime":…,"status":…,…,"faces":[…]}`.
+    public static func line(for frame: FrameResult) -> String {
+        var out = "{"
+        out += "\"stream\":\(quoted(frame.stream)),\"epoch\":\(frame.epoch),\"seq\":\(frame.seq)"
+        if frame.captureTimeUs != 0 {
+            out += ",\"captureTime\":\(seconds(frame.captureTimeUs))"
+        }
+        switch frame.status {
+        case .processed: out += ",\"status\":\"processed\""
+        case .dropped: out += ",\"status\":\"dropped\",\"reason\":\(quoted(frame.reason))"
+        case .error: out += ",\"status\":\"error\",\"reason\":\(quoted(frame.reason))"
+        case .UNRECOGNIZED(let value): out += ",\"status\":\"unknown-\(value)\",\"reason\":\(quoted(frame.reason))"
+        }
+        if frame.width != 0 || frame.height != 0 {
+            out += ",\"width\":\(frame.width),\"height\":\(frame.height)"
+        }
+        if !frame.worker.isEmpty {
+            out += ",\"worker\":\(quoted(frame.worker))"
+        }
+        if frame.hasTimings {
+            let t = frame.timings
+            out += ",\"timings\":{\"queue\":\(number(t.queueMs, 2)),\"decode\":\(number(t.decodeMs, 2)),"
+            out += "\"detect\":\(number(t.detectMs, 2)),\"total\":\(number(t.totalMs, 2))}"
+        }
+        out += ",\"faces\":["
+        for (index, face) in frame.faces.enumerated() {
+            if index > 0 { out += "," }
+            out += faceObject(face)
+        }
+        out += "]}"
+        return out
+    }
+
+    /// A face-appeared / face-left event: `{"stream":…,"epoch":…,"event":"faceAppeared",…}`.
+    public static func line(for event: FaceEvent, stream: String, epoch: UInt64) -> String {
+        let name = event.kind == .appeared ? "faceAppeared" : "faceLeft"
+        return "{\"stream\":\(quoted(stream)),\"epoch\":\(epoch),\"event\":\"\(name)\",\"seq\":\(event.seq),"
+            + "\"trackingID\":\(event.trackingID),\"trackingFrameCount\":\(event.trackingFrameCount)}"
+    }
+
+    /// The end of a stream: `{"stream":…,"epoch":…,"event":"streamEnded","frames":…,…}`.
+    public static func line(for summary: StreamSummary, stream: String, epoch: UInt64) -> String {
+        "{\"stream\":\(quoted(stream)),\"epoch\":\(epoch),\"event\":\"streamEnded\",\"frames\":\(summary.frames),"
+            + "\"processed\":\(summary.processed),\"dropped\":\(summary.dropped),\"late\":\(summary.late),"
+            + "\"duplicates\":\(summary.duplicates)}"
+    }
+
+    static func faceObject(_ face: WireFace) -> String {
+        let b = face.bounds
+        var out = "{\"bounds\":{\"x\":\(number(b.x, 1)),\"y\":\(number(b.y, 1)),"
+        out += "\"width\":\(number(b.width, 1)),\"height\":\(number(b.height, 1))}"
+        if face.hasLeftEye { out += ",\"leftEyePosition\":\(point(face.leftEye))" }
+        if face.hasRightEye { out += ",\"rightEyePosition\":\(point(face.rightEye))" }
+        if face.hasMouth { out += ",\"mouthPosition\":\(point(face.mouth))" }
+        if face.hasFaceAngle { out += ",\"faceAngle\":\(number(face.faceAngle, 1))" }
+        out += ",\"confidence\":\(number(face.confidence, 3))"
+        if face.trackingID != 0 {
+            out += ",\"trackingID\":\(face.trackingID),\"trackingFrameCount\":\(face.trackingFrameCount)"
+        }
+        out += "}"
+        return out
+    }
+
+    static func point(_ p: WirePoint) -> String {
+        "{\"x\":\(number(p.x, 1)),\"y\":\(number(p.y, 1))}"
+    }
+
+    /// A finite number with at most `decimals` decimals and no trailing zeros; NaN and infinities become null.
+    static func number(_ value: Float, _ decimals: Int) -> String {
+        guard value.isFinite else { return "null" }
+        var text = String(format: "%.\(decimals)f", Double(value))
+        if text.contains(".") {
+            while text.hasSuffix("0") { text.removeLast() }
+            if text.hasSuffix(".") { text.removeLast() }
+        }
+        return text == "-0" ? "0" : text
+    }
+
+    /// Unix microseconds as seconds with six decimals.
+    static func seconds(_ microseconds: Int64) -> String {
+        let sign = microseconds < 0 ? "-" : ""
+        let magnitude = microseconds.magnitude
+        let fraction = String(magnitude % 1_000_000)
+        return "\(sign)\(magnitude / 1_000_000).\(String(repeating: "0", count: 6 - fraction.count))\(fraction)"
+    }
+
+    /// A JSON string literal.
+    static func quoted(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    out += String(format: "\\u%04x", scalar.value)
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+}

@@ -1,0 +1,120 @@
+import FacewireProtocol
+import FacewireRuntime
+import Foundation
+import Logging
+import ZeroMQ
+
+/// Subscribes to a collector's results stream and hands each message to a callback.
+///
+/// ``run(stop:onMessage:)`` blocks the calling thread (one the caller owns).
+public final class TailClient: @unchecked Sendable {
+    /// Where and what to subscribe to.
+    public struct Configuration: Sendable {
+        /// The collector's control endpoint: the tail asks it where the results stream is.
+        public var collector: String?
+        /// The results stream endpoint directly (skips asking the collector).
+        public var publish: String?
+        /// Only these streams (empty: all).
+        public var streams: [String]
+
+        public init(collector: String? = nil, publish: String? = nil, streams: [String] = []) {
+            self.collector = collector
+            self.publish = publish
+            self.streams = streams
+        }
+    }
+
+    /// What the callback returns: keep going or stop.
+    public enum Next { case `continue`, stop }
+
+    public let configuration: Configuration
+    private let logger: Logger
+    private let context = ZMQContext()
+
+    public init(configuration: Configuration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Subscribes and delivers messages until the callback says stop or `stop` is set.
+    /// - Parameters:
+    ///   - onSubscribed: called once, when the first message (the collector's heartbeat at the latest)
+    ///     shows that the subscription is live.
+    ///   - onMessage: called for every stream message (heartbeats excluded).
+    public func run(stop: StopToken, onSubscribed: (() -> Void)? = nil, onMessage: (StreamMessage) -> Next) throws {
+        stop.onStop { [context] in context.shutdown() }
+        let endpoint: String
+        do {
+            guard let resolved = try resolvePublishEndpoint(stop: stop) else { return }
+            endpoint = resolved
+        } catch let error as ZMQError where error.isTerminated {
+            return
+        }
+        let subscriber = try ZMQSocket(context: context, kind: .sub)
+        defer { subscriber.close() }
+        try subscriber.setHighWaterMarks(receive: 100_000)
+        try subscriber.setMaxMessageSize(Wire.maxControlMessageBytes)
+        if configuration.streams.isEmpty {
+            try subscriber.subscribe([])
+        } else {
+            try subscriber.subscribe([0])
+            for stream in configuration.streams { try subscriber.subscribe(Wire.topic(forStream: stream)) }
+        }
+        try subscriber.connect(endpoint)
+        logger.debug("tail subscribed", metadata: ["endpoint": "\(endpoint)"])
+        var subscribed = false
+        while !stop.isStopped {
+            let parts: [[UInt8]]
+            do {
+                guard try subscriber.waitForInput(timeoutMilliseconds: 200), let received = try subscriber.receive(dontWait: true) else {
+                    continue
+                }
+                parts = received
+            } catch let error as ZMQError where error.isTerminated {
+                return
+            }
+            if !subscribed {
+                subscribed = true
+                onSubscribed?()
+            }
+            guard let message = try? StreamMessage(parts: parts) else {
+                logger.warning("malformed stream message")
+                continue
+            }
+            if message.body == nil { continue }  // heartbeat
+            if onMessage(message) == .stop { return }
+        }
+    }
+
+    private func resolvePublishEndpoint(stop: StopToken) throws -> String? {
+        if let publish = configuration.publish { return publish }
+        guard let collector = configuration.collector else {
+            throw TailError("give --collector (or --publish)")
+        }
+        let control = try ZMQSocket(context: context, kind: .dealer)
+        defer { control.close() }
+        try control.setMaxMessageSize(Wire.maxControlMessageBytes)
+        try control.connect(collector)
+        var hello = Hello()
+        hello.role = .tail
+        hello.nodeID = defaultNodeID()
+        let helloBytes: [UInt8] = try Envelope(.hello(hello)).serializedBytes()
+        var attempts = 0
+        while !stop.isStopped {
+            if attempts % 5 == 0 { _ = try control.send([helloBytes], dontWait: true) }
+            attempts += 1
+            if attempts == 25 { logger.warning("no answer from the collector yet", metadata: ["collector": "\(collector)"]) }
+            guard try control.waitForInput(timeoutMilliseconds: 200), let parts = try control.receive(dontWait: true),
+                parts.count == 1, let envelope = try? Envelope(part: parts[0]), case .welcome(let welcome) = envelope.body
+            else { continue }
+            return Endpoint.resolvingWildcard(welcome.publishEndpoint, host: Endpoint.host(of: collector) ?? "127.0.0.1")
+        }
+        return nil
+    }
+}
+
+/// The tail cannot run.
+public struct TailError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}

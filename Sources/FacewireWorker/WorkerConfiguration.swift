@@ -1,0 +1,30 @@
+import FacewireDetection
+import FacewireProtocol
+
+/// How a worker finds frames and where it sends results.
+public struct WorkerConfiguration: Sendable {
+    /// The collector's control endpoint. Results go there, and capture endpoints are learned from it.
+    public var collector: String
+    /// Capture endpoints to connect to besides those the collector announces.
+    public var captures: [String]
+    /// Detection threads, each with its own sockets and detector.
+    public var threads: Int
+    /// Which detector each thread builds.
+    public var detector: DetectorConfiguration
+    /// This worker's id in results; threads append `/tN`.
+    public var workerID: String
+
+    public init(
+        collector: String,
+        captures: [String] = [],
+        threads: Int,
+        detector: DetectorConfiguration,
+        workerID: String
+    ) {
+        self.collector = collector
+        self.captures = captures
+        self.threads = threads
+        self.detector = detector
+        self.workerID = workerID
+    }
+}

@@ -1,0 +1,249 @@
+import FacewireDetection
+import FacewireProtocol
+import FacewireRuntime
+import Foundation
+import Logging
+import ZeroMQ
+
+/// A stateless detector worker: pulls frames from every capture node it knows, returns one result per frame
+/// to the collector.
+///
+/// Each detection thread owns one DEALER per capture node, one DEALER to the collector and its own detector.
+/// A thread asks a capture node for a frame (``Ready``) only when it is idle, so frames go to idle threads and
+/// never wait behind another frame. A control
+/// thread says hello to the collector and learns capture endpoints from its answers.
+public final class WorkerNode: @unchecked Sendable {
+    public let configuration: WorkerConfiguration
+    public let counters = Counters()
+    private let logger: Logger
+    private let context = ZMQContext()
+    private let directory: CaptureDirectory
+
+    public init(configuration: WorkerConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        self.directory = CaptureDirectory(configuration.captures)
+    }
+
+    /// Runs until `stop` is set. Detector set-up errors (a missing model) are thrown before any thread starts.
+    public func run(stop: StopToken) throws {
+        // Build every thread's detector first, so a bad model fails the command instead of a thread.
+        setOpenCVThreads(1)
+        var analyzers: [FrameAnalyzer] = []
+        for _ in 0..<max(1, configuration.threads) {
+            analyzers.append(try FrameAnalyzer(detector: try makeFaceDetector(configuration.detector)))
+        }
+        stop.onStop { [context] in context.shutdown() }
+        let threads = NodeThreads()
+        threads.spawn("control") { [self] in try controlLoop(stop: stop) }
+        for (index, analyzer) in analyzers.enumerated() {
+            let box = UncheckedBox(analyzer)
+            threads.spawn("detect-\(index)") { [self] in
+                try detectionLoop(index: index, analyzer: box.value, stop: stop)
+            }
+        }
+        logger.info("worker running", metadata: ["threads": "\(analyzers.count)", "collector": "\(configuration.collector)"])
+        let failures = threads.join()
+        logger.info("worker stopped", metadata: ["counters": "\(counters.summary)"])
+        if let failure = failures.first, !stop.isStopped { throw WorkerError(failure) }
+    }
+
+    // MARK: - Control: hello / welcome with the collector
+
+    private func controlLoop(stop: StopToken) throws {
+        let control = try ZMQSocket(context: context, kind: .dealer)
+        defer { control.close() }
+        try control.setMaxMessageSize(Wire.maxControlMessageBytes)
+        try control.connect(configuration.collector)
+        var hello = Hello()
+        hello.role = .worker
+        hello.nodeID = configuration.workerID
+        let helloBytes: [UInt8] = try Envelope(.hello(hello)).serializedBytes()
+        var lastHello: UInt64 = 0
+        while !stop.isStopped {
+            let now = Clock.monotonicNanoseconds()
+            if now - lastHello >= UInt64(Wire.helloIntervalMilliseconds) * 1_000_000 {
+                _ = try? control.send([helloBytes], dontWait: true)
+                lastHello = now
+            }
+            let ready: Bool
+            do {
+                ready = try control.waitForInput(timeoutMilliseconds: 200)
+            } catch let error as ZMQError where error.isTerminated {
+                return
+            }
+            guard ready, let parts = try control.receive(dontWait: true) else { continue }
+            guard parts.count == 1, let envelope = try? Envelope(part: parts[0]),
+                case .welcome(let welcome) = envelope.body
+            else {
+                counters.add("control_malformed")
+                continue
+            }
+            for capture in welcome.captures where directory.add(capture.frameEndpoint) {
+                logger.info("learned capture", metadata: ["stream": "\(capture.stream)", "endpoint": "\(capture.frameEndpoint)"])
+            }
+        }
+    }
+
+    // MARK: - Detection
+
+    private func detectionLoop(index: Int, analyzer: FrameAnalyzer, stop: StopToken) throws {
+        let workerID = "\(configuration.workerID)/t\(index)"
+        let results = try ZMQSocket(context: context, kind: .dealer)
+        try results.setHighWaterMarks(send: 10_000)
+        try results.setLinger(milliseconds: 2000)
+        try results.connect(configuration.collector)
+        let ready: [UInt8] = try Ready(worker: workerID).serializedBytes()
+        /// One DEALER per capture node: each gets this thread's credit, so a frame only comes when the thread is idle.
+        var captures: [(socket: ZMQSocket, lastReady: UInt64)] = []
+        defer {
+            captures.forEach { $0.socket.close() }
+            results.close()
+        }
+        var known = 0
+        // A capture node that restarted has forgotten our credit: idle threads say Ready again this often.
+        let refresh: UInt64 = 1_000_000_000
+
+        while !stop.isStopped {
+            let (newEndpoints, count) = directory.endpoints(from: known)
+            for endpoint in newEndpoints {
+                do {
+                    let socket = try ZMQSocket(context: context, kind: .dealer)
+                    try socket.setMaxMessageSize(Wire.maxFrameMessageBytes)
+                    try socket.setTCPKeepalive(idleSeconds: 10, intervalSeconds: 2, count: 3)
+                    try socket.connect(endpoint)
+                    captures.append((socket, 0))
+                } catch {
+                    logger.error("cannot connect to capture", metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
+                }
+            }
+            known = count
+            let now = Clock.monotonicNanoseconds()
+            for index in captures.indices where now - captures[index].lastReady >= refresh {
+                _ = try? captures[index].socket.send([ready], dontWait: true)
+                captures[index].lastReady = now
+            }
+            guard !captures.isEmpty else {
+                stop.sleep(seconds: 0.1)
+                continue
+            }
+
+            let readable: [Bool]
+            do {
+                readable = try ZMQSocket.poll(captures.map(\.socket), timeoutMilliseconds: 200)
+            } catch let error as ZMQError where error.isTerminated {
+                return
+            }
+            for (index, isReadable) in readable.enumerated() where isReadable {
+                let parts: [[UInt8]]
+                do {
+                    guard let received = try captures[index].socket.receive(dontWait: true) else { continue }
+                    parts = received
+                } catch let error as ZMQError where error.isTerminated {
+                    return
+                }
+                let receivedAt = Clock.wallMicroseconds()
+                defer {
+                    // Idle again: ask this capture node for the next frame.
+                    _ = try? captures[index].socket.send([ready], dontWait: true)
+                    captures[index].lastReady = Clock.monotonicNanoseconds()
+                }
+                let frame: FrameMessage
+                do {
+                    frame = try FrameMessage(parts: parts)
+                } catch {
+                    // Without a valid header there is no stream to answer to: count it and go on.
+                    counters.add("frames_malformed")
+                    logger.warning("malformed frame", metadata: ["error": "\(error)"])
+                    continue
+                }
+                counters.add("frames_received")
+                let result = process(frame, receivedAt: receivedAt, analyzer: analyzer, workerID: workerID)
+                let bytes: [UInt8] = try Envelope(.result(result)).serializedBytes()
+                do {
+                    if try !results.send([bytes], dontWait: true) {
+                        counters.add("results_lost")
+                    }
+                } catch let error as ZMQError where error.isTerminated {
+                    return
+                }
+            }
+        }
+    }
+
+    /// Turns a frame into its result: processed, dropped (stale) or error (undecodable).
+    func process(_ frame: FrameMessage, receivedAt: Int64, analyzer: FrameAnalyzer, workerID: String) -> FrameResult {
+        var result = FrameResult()
+        result.stream = frame.header.stream
+        result.epoch = frame.header.epoch
+        result.seq = frame.header.seq
+        result.captureTimeUs = frame.header.captureTimeUs
+        result.worker = workerID
+        result.width = frame.header.width
+        result.height = frame.header.height
+        var timings = FrameTimings()
+        timings.queueMs = Float(max(0, receivedAt - (frame.header.sentTimeUs != 0 ? frame.header.sentTimeUs : frame.header.captureTimeUs))) / 1000
+        if frame.header.deadlineUs != 0, receivedAt > frame.header.deadlineUs {
+            counters.add("frames_stale")
+            result.status = .dropped
+            result.reason = "stale"
+            result.timings = timings
+            return result
+        }
+        do {
+            let analysis = try analyzer.analyze(jpeg: frame.jpeg, orientation: Int(frame.header.orientation))
+            result.status = .processed
+            result.width = UInt32(analysis.width)
+            result.height = UInt32(analysis.height)
+            timings.decodeMs = Float(analysis.decodeMilliseconds)
+            timings.detectMs = Float(analysis.detectMilliseconds)
+            result.faces = analysis.faces.map(WireFace.init)
+            counters.add("frames_processed")
+        } catch {
+            counters.add("frames_failed")
+            result.status = .error
+            result.reason = "\(error)"
+        }
+        result.timings = timings
+        return result
+    }
+}
+
+extension WireFace {
+    /// The wire form of a detected face.
+    init(_ face: DetectedFace) {
+        self.init()
+        bounds = .with {
+            $0.x = face.bounds.x
+            $0.y = face.bounds.y
+            $0.width = face.bounds.width
+            $0.height = face.bounds.height
+        }
+        if let point = face.leftEye { leftEye = WirePoint(point) }
+        if let point = face.rightEye { rightEye = WirePoint(point) }
+        if let point = face.mouth { mouth = WirePoint(point) }
+        if let point = face.nose { nose = WirePoint(point) }
+        if let angle = face.faceAngle { faceAngle = angle }
+        confidence = face.confidence
+    }
+}
+
+extension WirePoint {
+    init(_ point: FacePoint) {
+        self.init()
+        x = point.x
+        y = point.y
+    }
+}
+
+/// Moves a non-Sendable value to the one thread that will own it.
+struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+/// A worker cannot continue.
+public struct WorkerError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import Logging
+
+/// The node processes `facewire --role local` runs, stopped together.
+final class ChildProcesses: @unchecked Sendable {
+    private let executable: String
+    private let logger: Logger
+    private let lock = NSLock()
+    private var children: [(name: String, process: Process)] = []
+    private var stopping = false
+    /// The exit status of the first child that failed, if any.
+    private(set) var failure: Int32?
+    /// Called when a child that should run until stopped exits, or one that may exit fails.
+    var onUnexpectedExit: (@Sendable (String, Int32) -> Void)?
+
+    init(executable: String, logger: Logger) {
+        self.executable = executable
+        self.logger = logger
+    }
+
+    /// Starts `facewire ARGUMENTS` as child `name`.
+    /// - Parameter mayExit: the child ends by itself (the capture node at the end of a file); only a failure counts.
+    func start(_ name: String, _ arguments: [String], mayExit: Bool = false) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.terminationHandler = { [weak self] process in
+            guard let self else { return }
+            let status = process.terminationStatus
+            let (isStopping, handler): (Bool, (@Sendable (String, Int32) -> Void)?) = lock.withLock {
+                if !stopping, status != 0 || !mayExit, failure == nil { failure = status == 0 ? 1 : status }
+                return (stopping, onUnexpectedExit)
+            }
+            if !isStopping, status != 0 || !mayExit { handler?(name, status) }
+        }
+        try process.run()
+        logger.debug("started \(name)", metadata: ["pid": "\(process.processIdentifier)"])
+        lock.withLock { children.append((name, process)) }
+    }
+
+    /// SIGTERM to every child, then SIGKILL to those still running after three seconds.
+    func terminateAll() {
+        let running = lock.withLock {
+            stopping = true
+            return children.map(\.process).filter(\.isRunning)
+        }
+        running.forEach { $0.terminate() }
+        let deadline = Date().addingTimeInterval(3)
+        while running.contains(where: \.isRunning), Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        for process in running where process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        running.forEach { $0.waitUntilExit() }
+    }
+}

@@ -1,0 +1,161 @@
+import ArgumentParser
+import FacewireProtocol
+import FacewireRuntime
+import FacewireTail
+import Foundation
+import Logging
+
+struct LocalCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "local",
+        abstract: "Run a whole cluster on this machine and print its results: a collector, N workers and a capture node.",
+        discussion: """
+            Each node is a separate facewire process on loopback TCP, exactly as on several hosts. The ordered
+            results are printed as JSON Lines; the command exits after the last frame's line when a source that
+            does not loop ends. Without --source it plays the demo footage the setup script installed.
+            """
+    )
+
+    @Option(help: "A video file, a folder of images, or one image (default: the installed demo footage).")
+    var source: String?
+
+    @Option(help: "Stream id.")
+    var stream: String = "local"
+
+    @Option(help: "Worker processes.")
+    var workers: Int = 2
+
+    @Option(help: "Detection threads per worker.")
+    var threads: Int = 1
+
+    @Option(help: "Pacing: realtime, max, or frames per second.")
+    var fps: String = "realtime"
+
+    @Flag(help: "Start the source again at its end (then stop with Ctrl-C).")
+    var loop: Bool = false
+
+    @Option(help: "Stop after this many frames.")
+    var frames: Int?
+
+    @Option(help: "Milliseconds the collector waits for a missing frame once a later one is known.")
+    var maxDelay: Int = 1000
+
+    @Flag(help: "Also print face-appeared / face-left events and the end-of-stream line.")
+    var events: Bool = false
+
+    @OptionGroup var detector: DetectorOptions
+    @OptionGroup var log: LogOptions
+
+    func validate() throws {
+        guard workers >= 1 else { throw ValidationError("--workers must be at least 1") }
+        guard threads >= 1 else { throw ValidationError("--threads must be at least 1") }
+        _ = try FPSOption.parse(fps)
+    }
+
+    func run() throws {
+        let logger = try log.makeLogger("facewire.local")
+        let source = try self.source ?? DemoFootage.installedPath()
+        _ = try detector.configuration()
+        let executable = try selfExecutable()
+        let controlPort = try freeLoopbackPort()
+        let publishPort = try freeLoopbackPort()
+        let capturePort = try freeLoopbackPort()
+        let control = "tcp://127.0.0.1:\(controlPort)"
+        let publish = "tcp://127.0.0.1:\(publishPort)"
+        // Children log warnings and worse unless asked for more: stdout stays JSON, stderr stays quiet.
+        let childLogLevel = log.logLevel == "info" ? "warning" : log.logLevel
+
+        let cluster = ChildProcesses(executable: executable, logger: logger)
+        defer { cluster.terminateAll() }
+        try cluster.start("collector", [
+            "--role", "collector", "--bind", control, "--publish", publish, "--max-delay", String(maxDelay),
+            "--log-level", childLogLevel,
+        ])
+
+        let stop = StopToken()
+        let client = TailClient(configuration: .init(publish: publish, streams: [stream]), logger: logger)
+        let printer = LinePrinter(events: events)
+        var startError: Error?
+        var ended = false
+        let captureArguments = [
+            "--role", "capture", "--source", source, "--stream", stream, "--bind", "tcp://127.0.0.1:\(capturePort)",
+            "--collector", control, "--fps", fps, "--log-level", childLogLevel,
+        ] + (loop ? ["--loop"] : []) + (frames.map { ["--frames", String($0)] } ?? [])
+
+        // Watch the children: if one that must not die dies, stop with its status.
+        cluster.onUnexpectedExit = { name, status in
+            logger.error("\(name) exited unexpectedly", metadata: ["status": "\(status)"])
+            stop.stop()
+        }
+        try NodeRunner.run(logger: logger) { signalStop in
+            signalStop.onStop { stop.stop() }
+            try client.run(stop: stop, onSubscribed: {
+                // The subscription is live: now start the workers and the capture node, so no result is missed.
+                do {
+                    for index in 0..<workers {
+                        try cluster.start("worker-\(index)", [
+                            "--role", "worker", "--collector", control, "--threads", String(threads),
+                            "--id", "local-w\(index)", "--log-level", childLogLevel,
+                        ] + detector.arguments)
+                    }
+                    try cluster.start("capture", captureArguments, mayExit: true)
+                } catch {
+                    startError = error
+                    stop.stop()
+                }
+            }) { message in
+                let outcome = printer.print(message)
+                if outcome == .end {
+                    ended = true
+                    return .stop
+                }
+                return .continue
+            }
+        }
+        if let startError { throw startError }
+        if !ended, let failure = cluster.failure {
+            throw ExitCode(failure)
+        }
+    }
+
+    private func selfExecutable() throws -> String {
+        let path = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        guard FileManager.default.isExecutableFile(atPath: path) else { throw ValidationError("cannot find the facewire executable") }
+        return path
+    }
+}
+
+/// The demo footage the setup script installs (a clip made from scikit-image's astronaut photograph).
+enum DemoFootage {
+    static var directory: String {
+        let environment = ProcessInfo.processInfo.environment
+        if let dir = environment["FACEWIRE_DEMO_DIR"], !dir.isEmpty { return dir }
+        let cache = environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? (NSHomeDirectory() + "/.cache")
+        return cache + "/facewire/demo"
+    }
+
+    static func installedPath() throws -> String {
+        let path = directory + "/astronaut"
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw ValidationError("no --source given and no demo footage at \(path): run scripts/setup.sh, or pass --source FILE")
+        }
+        return path
+    }
+}
+
+/// Asks the kernel for a free TCP port on 127.0.0.1.
+func freeLoopbackPort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw ValidationError("socket() failed") }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+    }
+    guard bound else { throw ValidationError("cannot find a free loopback port") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}

@@ -1,0 +1,44 @@
+import ArgumentParser
+import FacewireProtocol
+import FacewireRuntime
+import FacewireWorker
+import Foundation
+
+struct WorkerCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "worker",
+        abstract: "Detect faces in frames from every capture node and send the results to the collector.",
+        discussion: """
+            Stateless: start as many as you like, on any host. Capture endpoints are learned from the collector;
+            --capture adds fixed ones. Each thread has its own sockets and detector.
+            """
+    )
+
+    @Option(help: "The collector's endpoint, e.g. tcp://collector-host:\(Wire.defaultCollectorPort).")
+    var collector: String
+
+    @Option(help: "Capture endpoints to connect to besides those the collector announces (comma-separated or repeated).")
+    var capture: [String] = []
+
+    @Option(help: "Detection threads (default: the cores this process may use).")
+    var threads: Int?
+
+    @Option(help: "Worker id in results (default: host:pid).")
+    var id: String?
+
+    @OptionGroup var detector: DetectorOptions
+    @OptionGroup var log: LogOptions
+
+    func run() throws {
+        let logger = try log.makeLogger("facewire.worker")
+        let configuration = WorkerConfiguration(
+            collector: collector,
+            captures: capture.flatMap { $0.split(separator: ",").map(String.init) },
+            threads: threads ?? ProcessInfo.processInfo.activeProcessorCount,
+            detector: try detector.configuration(),
+            workerID: id ?? defaultNodeID()
+        )
+        let node = WorkerNode(configuration: configuration, logger: logger)
+        try NodeRunner.run(logger: logger) { stop in try node.run(stop: stop) }
+    }
+}

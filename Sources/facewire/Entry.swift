@@ -1,0 +1,84 @@
+import ArgumentParser
+import Foundation
+
+/// `facewire --role ROLE [options]`: rewrites the role flag (or `FACEWIRE_ROLE`) into a subcommand so that
+/// every role has its own `--help`, and turns `FACEWIRE_*` environment variables into flags the command line
+/// did not give.
+@main
+enum Entry {
+    static func main() {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        let environment = ProcessInfo.processInfo.environment
+        var role: String?
+        if let index = arguments.firstIndex(where: { $0 == "--role" || $0.hasPrefix("--role=") }) {
+            if arguments[index] == "--role" {
+                guard index + 1 < arguments.count else {
+                    FacewireCommand.exit(withError: ValidationError("--role needs a value: \(Role.allNames)"))
+                }
+                role = arguments[index + 1]
+                arguments.removeSubrange(index...(index + 1))
+            } else {
+                role = String(arguments[index].dropFirst("--role=".count))
+                arguments.remove(at: index)
+            }
+        } else if let first = arguments.first, Role(rawValue: first) != nil || first == "eval" {
+            role = arguments.removeFirst()
+        } else if let fromEnvironment = environment["FACEWIRE_ROLE"], !fromEnvironment.isEmpty,
+            !arguments.contains("--help"), !arguments.contains("-h")
+        {
+            role = fromEnvironment
+        }
+        if let role {
+            guard let command = FacewireCommand.configuration.subcommands.first(where: { $0._commandName == role }) else {
+                FacewireCommand.exit(withError: ValidationError("unknown role '\(role)': use one of \(Role.allNames)"))
+            }
+            arguments = [role] + EnvironmentFlags.arguments(for: command, given: arguments, environment: environment) + arguments
+        }
+        FacewireCommand.main(arguments)
+    }
+}
+
+/// The roles `--role` accepts.
+enum Role: String, CaseIterable, ExpressibleByArgument {
+    case capture, worker, collector, tail, local
+
+    static var allNames: String { allCases.map(\.rawValue).joined(separator: "|") }
+}
+
+struct FacewireCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "facewire",
+        abstract: "A distributed face-analysis cluster for live video.",
+        discussion: """
+            Start any node with a role: facewire --role capture|worker|collector|tail|local [options]
+            Each role has its own help: facewire --role worker --help
+            Every option can also be set with an environment variable: --max-delay 500 is FACEWIRE_MAX_DELAY=500,
+            --loop is FACEWIRE_LOOP=1; the command line wins.
+            """,
+        subcommands: [
+            CaptureCommand.self, WorkerCommand.self, CollectorCommand.self, TailCommand.self, LocalCommand.self,
+        ]
+    )
+}
+
+/// Maps `FACEWIRE_SOME_OPTION=value` to `--some-option value` for the options a command declares.
+enum EnvironmentFlags {
+    static func arguments(for command: ParsableCommand.Type, given: [String], environment: [String: String]) -> [String] {
+        let help = command.helpMessage(columns: 400)
+        var result: [String] = []
+        for (key, value) in environment.sorted(by: { $0.key < $1.key }) where key.hasPrefix("FACEWIRE_") && key != "FACEWIRE_ROLE" {
+            let name = "--" + key.dropFirst("FACEWIRE_".count).lowercased().replacingOccurrences(of: "_", with: "-")
+            guard !given.contains(where: { $0 == name || $0.hasPrefix(name + "=") }) else { continue }
+            guard let range = help.range(of: name + " "), help[range.upperBound...].first != nil || help.hasSuffix(name) else {
+                continue
+            }
+            let takesValue = help[range.upperBound...].hasPrefix("<")
+            if takesValue {
+                result += [name, value]
+            } else if ["1", "true", "yes", "on"].contains(value.lowercased()) {
+                result.append(name)
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,47 @@
+@testable import FacewireCollector
+
+typealias Buffer = ReorderBuffer<String>
+typealias Emission = Buffer.Emission
+
+/// Milliseconds on the injected monotonic clock, in nanoseconds.
+func ms(_ value: UInt64) -> UInt64 { value * 1_000_000 }
+
+/// The payload used for a sequence in tests.
+func payload(_ seq: UInt64) -> String { "p\(seq)" }
+
+/// A compact, readable rendering of emissions: "F3" (frame 3), "D4:timeout", "E".
+func render(_ emissions: [Emission]) -> [String] {
+    emissions.map { emission in
+        switch emission {
+        case .frame(let seq, let payload):
+            payload == "p\(seq)" ? "F\(seq)" : "F\(seq)=\(payload)"
+        case .dropped(let seq, let reason): "D\(seq):\(reason.rawValue)"
+        case .end: "E"
+        }
+    }
+}
+
+/// A buffer with `maxDelay` 100 ms.
+func makeBuffer(maxPending: Int = 64) -> Buffer {
+    Buffer(maxDelayNanoseconds: ms(100), maxPending: maxPending)
+}
+
+extension ReorderBuffer where Payload == String {
+    /// Receives `seq` with its standard test payload.
+    mutating func receive(_ seq: UInt64, at now: UInt64) -> [String] {
+        render(receive(seq: seq, payload: payload(seq), at: now))
+    }
+}
+
+/// A small deterministic generator (SplitMix64) so randomized tests are reproducible.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
