@@ -64,5 +64,4 @@ fi
 # 5. Build.
 say "building facewire ($configuration)"
 swift build -c "$configuration" --product facewire 2>&1 | grep -v "prohibited flag" >&2
-ln -sf "$(swift build -c "$configuration" --show-bin-path)/facewire" .build/facewire-bin 2>/dev/null || true
 say "ready: $(swift build -c "$configuration" --show-bin-path)/facewire"

@@ -128,11 +128,15 @@ public final class CaptureNode: @unchecked Sendable {
             let parts = try FrameMessage(header: header, jpeg: frame.jpeg).parts()
             // The first frame, and every frame of an unpaced source, waits for an idle worker.
             let wait = fps == nil || nextSeq == 0
-            let sent: Bool
+            let worker: String?
             do {
-                sent = try frames.dispatch(parts, wait: wait, stop: stop)
+                worker = try frames.dispatch(parts, wait: wait, stop: stop)
             } catch let error as ZMQError where error.isTerminated {
                 break
+            }
+            let sent = worker != nil
+            if let worker {
+                logger.debug("dispatched", metadata: ["seq": "\(nextSeq)", "worker": "\(worker)"])
             }
             if wait && !sent { break }
             if sent {

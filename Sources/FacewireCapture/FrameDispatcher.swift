@@ -15,6 +15,8 @@ final class FrameDispatcher {
     private let counters: Counters
     /// Worker connections with a credit, in the order they became idle.
     private var idle: [[UInt8]] = []
+    /// The worker id each connection gave in its Ready, for logs.
+    private var names: [[UInt8]: String] = [:]
 
     /// The endpoint actually bound.
     let endpoint: String
@@ -37,20 +39,20 @@ final class FrameDispatcher {
 
     /// Sends one frame to the idle worker that waited longest.
     /// - Parameter wait: with no idle worker, wait for one (until `stop`) instead of returning `false`.
-    /// - Returns: whether a worker took the frame.
-    func dispatch(_ parts: [[UInt8]], wait: Bool, stop: StopToken) throws -> Bool {
+    /// - Returns: the id of the worker that took the frame, or nil when none did.
+    func dispatch(_ parts: [[UInt8]], wait: Bool, stop: StopToken) throws -> String? {
         try collectCredits(timeoutMilliseconds: 0)
         while true {
             while !idle.isEmpty {
                 let worker = idle.removeFirst()
                 do {
-                    if try socket.send([worker] + parts, dontWait: true) { return true }
+                    if try socket.send([worker] + parts, dontWait: true) { return names[worker] ?? "?" }
                     counters.add("worker_full")
                 } catch let error as ZMQError where !error.isTerminated {
                     counters.add("worker_gone")  // EHOSTUNREACH: it disconnected; try the next one
                 }
             }
-            guard wait, !stop.isStopped else { return false }
+            guard wait, !stop.isStopped else { return nil }
             try collectCredits(timeoutMilliseconds: 100)
         }
     }
@@ -59,9 +61,13 @@ final class FrameDispatcher {
     private func collectCredits(timeoutMilliseconds: Int) throws {
         guard try socket.waitForInput(timeoutMilliseconds: timeoutMilliseconds) else { return }
         while let parts = try socket.receive(dontWait: true) {
-            guard parts.count == 2, (try? Ready(part: parts[1])) != nil else {
+            guard parts.count == 2, let ready = try? Ready(part: parts[1]) else {
                 counters.add("ready_malformed")
                 continue
+            }
+            if names[parts[0]] == nil {
+                if names.count > 10_000 { names.removeAll() }  // bounded: ids are only for logs
+                names[parts[0]] = ready.worker
             }
             if !idle.contains(parts[0]) { idle.append(parts[0]) }
         }

