@@ -171,8 +171,18 @@ public final class WorkerNode: @unchecked Sendable {
         }
     }
 
-    /// Turns a frame into its result: processed, dropped (stale) or error (undecodable).
     func process(_ frame: FrameMessage, receivedAt: Int64, analyzer: FrameAnalyzer, workerID: String) -> FrameResult {
+        let result = Self.analyse(frame, receivedAt: receivedAt, analyzer: analyzer, workerID: workerID)
+        switch result.status {
+        case .processed: counters.add("frames_processed")
+        case .dropped: counters.add("frames_stale")
+        default: counters.add("frames_failed")
+        }
+        return result
+    }
+
+    /// Turns a frame into its result: processed, dropped (past its deadline) or error (undecodable).
+    public static func analyse(_ frame: FrameMessage, receivedAt: Int64, analyzer: FrameAnalyzer, workerID: String) -> FrameResult {
         var result = FrameResult()
         result.stream = frame.header.stream
         result.epoch = frame.header.epoch
@@ -184,7 +194,6 @@ public final class WorkerNode: @unchecked Sendable {
         var timings = FrameTimings()
         timings.queueMs = Float(max(0, receivedAt - (frame.header.sentTimeUs != 0 ? frame.header.sentTimeUs : frame.header.captureTimeUs))) / 1000
         if frame.header.deadlineUs != 0, receivedAt > frame.header.deadlineUs {
-            counters.add("frames_stale")
             result.status = .dropped
             result.reason = "stale"
             result.timings = timings
@@ -198,9 +207,7 @@ public final class WorkerNode: @unchecked Sendable {
             timings.decodeMs = Float(analysis.decodeMilliseconds)
             timings.detectMs = Float(analysis.detectMilliseconds)
             result.faces = analysis.faces.map(WireFace.init)
-            counters.add("frames_processed")
         } catch {
-            counters.add("frames_failed")
             result.status = .error
             result.reason = "\(error)"
         }
