@@ -120,7 +120,7 @@ let package = Package(
         .testTarget(name: "FacewireCollectorTests", dependencies: ["FacewireCollector", "FacewireProtocol"]),
         .testTarget(
             name: "FacewireIntegrationTests",
-            dependencies: ["facewire", "FacewireProtocol", "FacewireImage", "ZeroMQ"]
+            dependencies: ["facewire", "FacewireRuntime", "FacewireProtocol", "FacewireImage", "ZeroMQ"]
         ),
     ],
     cxxLanguageStandard: .cxx17

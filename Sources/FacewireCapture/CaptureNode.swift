@@ -29,7 +29,8 @@ public final class CaptureNode: @unchecked Sendable {
     /// Reads and publishes until the source ends (then tells the collector) or `stop` is set.
     public func run(stop: StopToken) throws {
         let source = try openFrameSource(configuration.source, loop: configuration.loop, jpegQuality: configuration.jpegQuality)
-        stop.onStop { [context] in context.shutdown() }
+        // No context shutdown on stop: every wait here wakes up at least every 100 ms to look at `stop`, so the
+        // node can still tell the collector where its stream ended.
 
         let frames = try FrameDispatcher(context: context, bind: configuration.bind, counters: counters)
         let bound = frames.endpoint
@@ -69,13 +70,6 @@ public final class CaptureNode: @unchecked Sendable {
             lastHello = Clock.monotonicNanoseconds()
         }
         hello()
-
-        let fps: Double? = switch configuration.pacing {
-        case .realTime: source.nominalFPS ?? 30
-        case .fixed(let rate): rate
-        case .asFastAsPossible: nil
-        }
-        let start = Clock.monotonicNanoseconds()
         var pendingSkip: (first: UInt64, count: UInt64, time: Int64)?
         func flushSkips() {
             guard let skip = pendingSkip else { return }
@@ -90,6 +84,19 @@ public final class CaptureNode: @unchecked Sendable {
             pendingSkip = nil
         }
 
+        func helloIfDue() {
+            if Clock.monotonicNanoseconds() - lastHello > UInt64(Wire.helloIntervalMilliseconds) * 1_000_000 {
+                flushSkips()
+                hello()
+            }
+        }
+
+        let fps: Double? = switch configuration.pacing {
+        case .realTime: source.nominalFPS ?? 30
+        case .fixed(let rate): rate
+        case .asFastAsPossible: nil
+        }
+        let start = Clock.monotonicNanoseconds()
         var index: UInt64 = 0
         while !stop.isStopped {
             if let maxFrames = configuration.maxFrames, index >= maxFrames { break }
@@ -98,10 +105,7 @@ public final class CaptureNode: @unchecked Sendable {
                 let now = Clock.monotonicNanoseconds()
                 if due > now { stop.sleep(seconds: Double(due - now) / 1e9) }
             }
-            if Clock.monotonicNanoseconds() - lastHello > UInt64(Wire.helloIntervalMilliseconds) * 1_000_000 {
-                flushSkips()
-                hello()
-            }
+            helloIfDue()
             let frame: SourceFrame
             do {
                 guard let next = try source.next() else { break }
@@ -130,7 +134,7 @@ public final class CaptureNode: @unchecked Sendable {
             let wait = fps == nil || nextSeq == 0
             let worker: String?
             do {
-                worker = try frames.dispatch(parts, wait: wait, stop: stop)
+                worker = try frames.dispatch(parts, wait: wait, stop: stop, whileWaiting: helloIfDue)
             } catch let error as ZMQError where error.isTerminated {
                 break
             }
@@ -153,13 +157,12 @@ public final class CaptureNode: @unchecked Sendable {
             nextSeq += 1
         }
         flushSkips()
-        if !stop.isStopped {
-            var end = StreamEnd()
-            end.stream = configuration.stream
-            end.epoch = configuration.epoch
-            end.nextSeq = nextSeq
-            sendControl(.end(end))
-        }
+        // Also when stopped by a signal: the collector then knows the last sequence and can finish the stream.
+        var end = StreamEnd()
+        end.stream = configuration.stream
+        end.epoch = configuration.epoch
+        end.nextSeq = nextSeq
+        sendControl(.end(end))
         logger.info("capture finished", metadata: ["stream": "\(configuration.stream)", "frames": "\(nextSeq)", "counters": "\(counters.summary)"])
         control?.close()
         frames.close()

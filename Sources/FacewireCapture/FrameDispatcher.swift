@@ -38,9 +38,11 @@ final class FrameDispatcher {
     var idleWorkers: Int { idle.count }
 
     /// Sends one frame to the idle worker that waited longest.
-    /// - Parameter wait: with no idle worker, wait for one (until `stop`) instead of returning `false`.
+    /// - Parameters:
+    ///   - wait: with no idle worker, wait for one (until `stop`) instead of returning nil.
+    ///   - whileWaiting: called about every 100 ms while waiting (the capture node keeps saying hello).
     /// - Returns: the id of the worker that took the frame, or nil when none did.
-    func dispatch(_ parts: [[UInt8]], wait: Bool, stop: StopToken) throws -> String? {
+    func dispatch(_ parts: [[UInt8]], wait: Bool, stop: StopToken, whileWaiting: () -> Void = {}) throws -> String? {
         try collectCredits(timeoutMilliseconds: 0)
         while true {
             while !idle.isEmpty {
@@ -54,6 +56,7 @@ final class FrameDispatcher {
             }
             guard wait, !stop.isStopped else { return nil }
             try collectCredits(timeoutMilliseconds: 100)
+            whileWaiting()
         }
     }
 

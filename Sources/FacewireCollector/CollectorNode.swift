@@ -23,6 +23,9 @@ public final class CollectorNode: @unchecked Sendable {
     private struct StreamState {
         var buffer: ReorderBuffer<FrameResult>
         var tracker = FaceTracker()
+        /// Frames emitted with a worker's own status (the buffer counts them all as processed).
+        var workerDropped: UInt64 = 0
+        var errors: UInt64 = 0
     }
 
     private struct CaptureEntry {
@@ -37,6 +40,9 @@ public final class CollectorNode: @unchecked Sendable {
     /// Workers that said hello recently, by ROUTER identity, with the time of their last hello.
     private var workers: [[UInt8]: UInt64] = [:]
     private var publishEndpoint = ""
+    /// Epochs whose end was published, with when: a result that straggles in afterwards is counted as late
+    /// instead of reopening the stream. Forgotten after an hour.
+    private var ended: [StreamKey: UInt64] = [:]
 
     public init(configuration: CollectorConfiguration, logger: Logger) {
         self.configuration = configuration
@@ -195,6 +201,10 @@ public final class CollectorNode: @unchecked Sendable {
         }
         let key = StreamKey(stream: stream, epoch: epoch)
         if streams[key] != nil { return key }
+        if ended[key] != nil {
+            counters.add("late_after_end")
+            return nil
+        }
         if let current = currentEpoch[stream], epoch < current {
             counters.add("stale_epoch")
             return nil
@@ -257,7 +267,15 @@ public final class CollectorNode: @unchecked Sendable {
                 if result.captureTimeUs != 0 {
                     result.timings.totalMs = Float(Clock.wallMicroseconds() - result.captureTimeUs) / 1000
                 }
-                counters.add(result.status == .processed ? "frames_processed" : "frames_failed")
+                switch result.status {
+                case .processed: counters.add("frames_processed")
+                case .dropped:
+                    counters.add("frames_dropped")
+                    state.workerDropped += 1
+                default:
+                    counters.add("frames_failed")
+                    state.errors += 1
+                }
                 messages.append(StreamMessage(stream: key.stream, epoch: key.epoch, body: .frame(result)))
                 update.left.forEach { event(.left, $0) }
                 update.appeared.forEach { event(.appeared, $0) }
@@ -275,20 +293,25 @@ public final class CollectorNode: @unchecked Sendable {
                 state.tracker.finish().forEach { event(.left, $0) }
                 var summary = StreamSummary()
                 summary.frames = streamCounters.emitted
-                summary.processed = streamCounters.processed
-                summary.dropped = streamCounters.dropped
+                // The buffer counts every result it emitted as processed; split off the workers' own verdicts.
+                summary.processed = streamCounters.processed - state.workerDropped - state.errors
+                summary.dropped = streamCounters.dropped + state.workerDropped
+                summary.errors = state.errors
                 summary.late = streamCounters.late
                 summary.duplicates = streamCounters.duplicates
                 messages.append(StreamMessage(stream: key.stream, epoch: key.epoch, body: .end(summary)))
                 logger.info("stream finished", metadata: [
                     "stream": "\(key.stream)", "frames": "\(summary.frames)", "processed": "\(summary.processed)",
-                    "dropped": "\(summary.dropped)", "late": "\(summary.late)",
+                    "dropped": "\(summary.dropped)", "errors": "\(summary.errors)", "late": "\(summary.late)",
                 ])
                 finished = true
             }
         }
         if finished {
             streams[key] = nil
+            let now = Clock.monotonicNanoseconds()
+            ended = ended.filter { now - $0.value < 3_600_000_000_000 }
+            ended[key] = now
         } else {
             streams[key] = state
         }

@@ -4,10 +4,12 @@ import FacewireImage
 /// The Haar/LBP cascade fallback (OpenCV's `CascadeClassifier`), for machines without a DNN model.
 ///
 /// Boxes are square; there are no landmarks except, when an eye cascade is given, the two eyes (searched in
-/// the upper half of each face box). Confidence is the neighbour count `n` mapped to `n / (n + 5)`, so the
-/// default threshold 0.5 equals OpenCV's usual `minNeighbors = 5`. One instance per thread.
+/// the upper half of each face box with confidence at least 0.5). Confidence is the neighbour count `n` mapped
+/// to `n / (n + 5)`, so the default threshold 0.5 equals OpenCV's usual `minNeighbors = 5`. One instance per
+/// thread.
 public final class CascadeDetector: FaceDetector {
-    /// Default input width: the cascade's cost grows with the pixel count (see BENCHMARKS.md).
+    /// Default input width: AP on the DEV set is 0.65 at 640 but only 0.41 at 320 (BENCHMARKS.md); the cost grows
+    /// with the pixel count.
     public static let defaultInputWidth = 640
     /// Default score threshold (5 neighbours).
     public static let defaultScoreThreshold: Float = 0.5

@@ -18,7 +18,7 @@ public enum Endpoint {
         split(endpoint).flatMap { Int($0.2) }
     }
 
-    /// Whether this is a `tcp://` endpoint whose port is `*` or 0 (the kernel picks one when binding).
+    /// Splits `tcp://host:port` into ("tcp", host, port); nil for other transports.
     static func split(_ endpoint: String) -> (String, String, String)? {
         guard let schemeEnd = endpoint.range(of: "://") else { return nil }
         let scheme = String(endpoint[..<schemeEnd.lowerBound])

@@ -31,14 +31,13 @@ public enum Wire {
     public static let defaultCollectorPort = 5556
     public static let defaultPublishPort = 5557
 
-    /// Largest frame message (header + JPEG) a worker accepts, enforced by libzmq before allocation.
+    /// Largest part of a frame message (in practice the JPEG) a worker accepts; libzmq enforces it per part,
+    /// before allocating, and drops the connection of a peer that sends more.
     public static let maxFrameMessageBytes: Int64 = 16 * 1024 * 1024
-    /// Largest control message (envelope) the collector accepts.
+    /// Largest part of a control message (an envelope) the collector accepts, enforced the same way.
     public static let maxControlMessageBytes: Int64 = 1 * 1024 * 1024
     /// Largest frame header part.
     public static let maxHeaderBytes = 4096
-    /// Largest image side a worker decodes.
-    public static let maxImageSide = 8192
     /// Longest stream id.
     public static let maxStreamIDLength = 64
     /// How often capture nodes and workers say hello to the collector (heartbeat), in milliseconds.

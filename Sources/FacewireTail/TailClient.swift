@@ -75,6 +75,7 @@ public final class TailClient: @unchecked Sendable {
             }
             if !subscribed {
                 subscribed = true
+                logger.debug("tail subscription live", metadata: ["endpoint": "\(endpoint)"])
                 onSubscribed?()
             }
             guard let message = try? StreamMessage(parts: parts) else {

@@ -245,7 +245,8 @@ public final class ZMQSocket {
                 if error.wouldBlock && parts.isEmpty { return nil }
                 throw error
             }
-            if parts.isEmpty, let address = zmq_msg_gets(&message, "Peer-Address") {
+            // Not the first part: on a ROUTER that is the identity frame libzmq makes, which has no metadata.
+            if peerAddress == nil, let address = zmq_msg_gets(&message, "Peer-Address") {
                 peerAddress = String(cString: address)
             }
             let size = zmq_msg_size(&message)

@@ -79,7 +79,7 @@ struct DetectorTests {
         }
     }
 
-    @Test("no faces on face-free images", arguments: ["opencv_fruits.jpg", "skimage_coffee.png", "opencv_building.jpg"])
+    @Test("no faces on face-free images", arguments: ["opencv_fruits.jpg", "skimage_brick.png", "opencv_building.jpg", "skimage_rocket.jpg"])
     func negatives(file: String) throws {
         let image = try SharedData.image("faces/images/negatives/\(file)")
         for (name, detector) in try SharedData.dnnDetectors() + [("cascade", try CascadeDetector())] {

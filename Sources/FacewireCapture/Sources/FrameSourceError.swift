@@ -46,5 +46,5 @@ public struct FrameSourceError: Error, Sendable, Equatable, CustomStringConverti
         self.message = message
     }
 
-    public var description: String { "\(code): \(message)" }
+    public var description: String { message }
 }

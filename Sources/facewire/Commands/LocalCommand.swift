@@ -55,11 +55,14 @@ struct LocalCommand: ParsableCommand {
     func run() throws {
         let logger = try log.makeLogger("facewire.local")
         let source = try self.source ?? DemoFootage.installedPath()
+        // Fail before starting any process: a missing file would otherwise surface as a capture node's exit.
+        if !source.contains("://"), !FileManager.default.fileExists(atPath: source) {
+            throw ValidationError("--source '\(source)' does not exist")
+        }
         _ = try detector.configuration()
         let executable = try selfExecutable()
-        let controlPort = try freeLoopbackPort()
-        let publishPort = try freeLoopbackPort()
-        let capturePort = try freeLoopbackPort()
+        let ports = try freeLoopbackPorts(3)
+        let (controlPort, publishPort, capturePort) = (ports[0], ports[1], ports[2])
         let control = "tcp://127.0.0.1:\(controlPort)"
         let publish = "tcp://127.0.0.1:\(publishPort)"
         // Children log warnings and worse unless asked for more: stdout stays JSON, stderr stays quiet.
@@ -141,21 +144,4 @@ enum DemoFootage {
         }
         return path
     }
-}
-
-/// Asks the kernel for a free TCP port on 127.0.0.1.
-func freeLoopbackPort() throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw ValidationError("socket() failed") }
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-    }
-    guard bound else { throw ValidationError("cannot find a free loopback port") }
-    return Int(UInt16(bigEndian: address.sin_port))
 }

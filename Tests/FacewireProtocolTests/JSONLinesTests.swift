@@ -1,0 +1,366 @@
+import FacewireProtocol
+import Foundation
+import Testing
+
+@testable import FacewireTail
+
+/// Parses one line with Foundation's JSONSerialization (a reader other than our writer).
+private func parse(_ line: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any] {
+    #expect(!line.contains("\n"), "one line", sourceLocation: sourceLocation)
+    let object = try JSONSerialization.jsonObject(with: Data(line.utf8))
+    return try #require(object as? [String: Any], "not a JSON object: \(line)", sourceLocation: sourceLocation)
+}
+
+/// A JSON number as a Double (JSONSerialization hands out NSNumber; be lenient about Swift numbers too).
+private func double(_ value: Any?) -> Double? {
+    switch value {
+    case let number as NSNumber: number.doubleValue
+    case let number as Double: number
+    case let number as Int: Double(number)
+    default: nil
+    }
+}
+
+private func object(_ value: Any?) -> [String: Any]? { value as? [String: Any] }
+
+@Suite("JSON Lines")
+struct JSONLinesTests {
+    static func face(tracked: Bool) -> WireFace {
+        var face = WireFace()
+        face.bounds = .with {
+            $0.x = 412.5
+            $0.y = 188.3125
+            $0.width = 160
+            $0.height = 192.04
+        }
+        face.leftEye = .with {
+            $0.x = 452
+            $0.y = 250.5
+        }
+        face.rightEye = .with {
+            $0.x = 532
+            $0.y = 244
+        }
+        face.mouth = .with {
+            $0.x = 492.75
+            $0.y = 330
+        }
+        face.nose = .with {
+            $0.x = 490
+            $0.y = 290
+        }
+        face.faceAngle = -4.5
+        face.confidence = 0.875
+        if tracked {
+            face.trackingID = 7
+            face.trackingFrameCount = 12
+        }
+        return face
+    }
+
+    static func processed() -> FrameResult {
+        var frame = FrameResult()
+        frame.stream = "cam-1"
+        frame.epoch = 1_732_240_000_000_000
+        frame.seq = 42
+        frame.captureTimeUs = 1_732_240_001_234_567
+        frame.status = .processed
+        frame.width = 720
+        frame.height = 1280
+        frame.worker = "gpu-host:4242/t0"
+        frame.timings = .with {
+            $0.queueMs = 1.5
+            $0.decodeMs = 3.25
+            $0.detectMs = 12.75
+            $0.totalMs = 40.5
+        }
+        var bare = WireFace()
+        bare.bounds = .with {
+            $0.x = 0
+            $0.y = 1000
+            $0.width = 48
+            $0.height = 48
+        }
+        bare.confidence = 0.5
+        frame.faces = [face(tracked: true), bare]
+        return frame
+    }
+
+    @Test func processedFrameHasExactlyTheDocumentedKeys() throws {
+        let line = JSONLines.line(for: Self.processed())
+        let json = try parse(line)
+        #expect(
+            Set(json.keys)
+                == ["stream", "epoch", "seq", "captureTime", "status", "width", "height", "worker", "timings", "faces"])
+        #expect(json["stream"] as? String == "cam-1")
+        #expect(double(json["epoch"]) == 1_732_240_000_000_000)
+        #expect(double(json["seq"]) == 42)
+        #expect(line.contains("\"captureTime\":1732240001.234567,"), "Unix seconds with six decimals")
+        #expect(json["status"] as? String == "processed")
+        #expect(double(json["width"]) == 720 && double(json["height"]) == 1280)
+        #expect(json["worker"] as? String == "gpu-host:4242/t0")
+        let timings = try #require(object(json["timings"]))
+        #expect(Set(timings.keys) == ["queue", "decode", "detect", "total"])
+        #expect(double(timings["queue"]) == 1.5)
+        #expect(double(timings["decode"]) == 3.25)
+        #expect(double(timings["detect"]) == 12.75)
+        #expect(double(timings["total"]) == 40.5)
+        // Key order is fixed: stream, epoch, seq first.
+        #expect(line.hasPrefix("{\"stream\":\"cam-1\",\"epoch\":1732240000000000,\"seq\":42,"))
+    }
+
+    @Test func faceKeysAndValues() throws {
+        let json = try parse(JSONLines.line(for: Self.processed()))
+        let faces = try #require(json["faces"] as? [Any])
+        #expect(faces.count == 2)
+
+        let full = try #require(object(faces[0]))
+        #expect(
+            Set(full.keys)
+                == [
+                    "bounds", "leftEyePosition", "rightEyePosition", "mouthPosition", "faceAngle", "confidence",
+                    "trackingID", "trackingFrameCount",
+                ])
+        let bounds = try #require(object(full["bounds"]))
+        #expect(Set(bounds.keys) == ["x", "y", "width", "height"])
+        #expect(double(bounds["x"]) == 412.5)
+        #expect(double(bounds["y"]) == 188.3, "one decimal")
+        #expect(double(bounds["width"]) == 160)
+        #expect(double(bounds["height"]) == 192)
+        let left = try #require(object(full["leftEyePosition"]))
+        #expect(Set(left.keys) == ["x", "y"])
+        #expect(double(left["x"]) == 452 && double(left["y"]) == 250.5)
+        let right = try #require(object(full["rightEyePosition"]))
+        #expect(double(right["x"]) == 532 && double(right["y"]) == 244)
+        let mouth = try #require(object(full["mouthPosition"]))
+        #expect(double(mouth["x"]) == 492.8 && double(mouth["y"]) == 330)
+        #expect(double(full["faceAngle"]) == -4.5)
+        #expect(double(full["confidence"]) == 0.875)
+        #expect(double(full["trackingID"]) == 7)
+        #expect(double(full["trackingFrameCount"]) == 12)
+
+        // No landmarks, no angle, not tracked: those keys are absent, not null.
+        let bare = try #require(object(faces[1]))
+        #expect(Set(bare.keys) == ["bounds", "confidence"])
+        #expect(double(object(bare["bounds"])?["x"]) == 0)
+    }
+
+    @Test func noseIsNotPrinted() {
+        // The schema carries a nose point; the JSON Lines format has no key for it (CIFaceFeature has none).
+        #expect(!JSONLines.line(for: Self.processed()).contains("nose"))
+    }
+
+    @Test func faceAngleZeroIsPrintedWhenPresent() throws {
+        var face = WireFace()
+        face.faceAngle = 0
+        face.confidence = 1
+        let json = try parse(JSONLines.faceObject(face))
+        #expect(double(json["faceAngle"]) == 0)
+        #expect(double(json["confidence"]) == 1)
+        #expect(Set(json.keys) == ["bounds", "faceAngle", "confidence"], "bounds is always printed")
+    }
+
+    @Test func droppedFrameFromTheCollector() throws {
+        var frame = FrameResult()
+        frame.stream = "cam-1"
+        frame.epoch = 9
+        frame.seq = 43
+        frame.status = .dropped
+        frame.reason = "timeout"
+        let line = JSONLines.line(for: frame)
+        let json = try parse(line)
+        #expect(Set(json.keys) == ["stream", "epoch", "seq", "status", "reason", "faces"])
+        #expect(json["status"] as? String == "dropped")
+        #expect(json["reason"] as? String == "timeout")
+        #expect((json["faces"] as? [Any])?.isEmpty == true)
+        #expect(line == "{\"stream\":\"cam-1\",\"epoch\":9,\"seq\":43,\"status\":\"dropped\",\"reason\":\"timeout\",\"faces\":[]}")
+    }
+
+    @Test func staleFrameFromAWorker() throws {
+        var frame = FrameResult()
+        frame.stream = "cam-1"
+        frame.epoch = 9
+        frame.seq = 44
+        frame.captureTimeUs = 1_000_000
+        frame.status = .dropped
+        frame.reason = "stale"
+        frame.width = 1280
+        frame.height = 720
+        frame.worker = "w/t1"
+        frame.timings = .with { $0.queueMs = 2100 }
+        let json = try parse(JSONLines.line(for: frame))
+        #expect(json["reason"] as? String == "stale")
+        #expect(double(json["captureTime"]) == 1)
+        let timings = try #require(object(json["timings"]))
+        #expect(double(timings["queue"]) == 2100)
+        #expect(double(timings["decode"]) == 0 && double(timings["detect"]) == 0 && double(timings["total"]) == 0)
+    }
+
+    @Test func errorFrameCarriesItsReason() throws {
+        var frame = FrameResult()
+        frame.stream = "s"
+        frame.seq = 1
+        frame.status = .error
+        frame.reason = "notJPEG: data (4 bytes) does not start with a JPEG SOI marker"
+        frame.worker = "w/t0"
+        let json = try parse(JSONLines.line(for: frame))
+        #expect(json["status"] as? String == "error")
+        #expect(json["reason"] as? String == frame.reason)
+        #expect(Set(json.keys) == ["stream", "epoch", "seq", "status", "reason", "worker", "faces"])
+    }
+
+    @Test func unknownStatusIsNamedAndKeepsItsReason() throws {
+        var frame = FrameResult()
+        frame.stream = "s"
+        frame.status = FrameStatus(rawValue: 7) ?? .processed
+        frame.reason = "future"
+        let json = try parse(JSONLines.line(for: frame))
+        #expect(json["status"] as? String == "unknown-7")
+        #expect(json["reason"] as? String == "future")
+    }
+
+    @Test func sizeIsPrintedWhenEitherSideIsKnown() throws {
+        var frame = FrameResult()
+        frame.stream = "s"
+        frame.width = 640
+        let json = try parse(JSONLines.line(for: frame))
+        #expect(double(json["width"]) == 640)
+        #expect(double(json["height"]) == 0)
+    }
+
+    @Test func stringsAreEscaped() throws {
+        let nasty = "q\"b\\s/n\nr\rt\tbell\u{07}nul\u{00}us\u{1F}del\u{7F} é 😀 \u{2028}"
+        var frame = FrameResult()
+        frame.stream = "s"
+        frame.status = .error
+        frame.reason = nasty
+        frame.worker = nasty
+        let line = JSONLines.line(for: frame)
+        let json = try parse(line)
+        #expect(json["reason"] as? String == nasty)
+        #expect(json["worker"] as? String == nasty)
+        #expect(line.contains(#"q\"b\\s/n\nr\rt\tbell\u0007nul\u0000us\u001fdel"#))
+        // Above U+001F nothing is escaped: DEL, é, the emoji and U+2028 are written as UTF-8.
+        #expect(line.contains("del\u{7F} é 😀 \u{2028}"))
+    }
+
+    @Test(arguments: [
+        ("", "\"\""), ("a", "\"a\""), ("\"", #""\"""#), ("\\", #""\\""#), ("\u{01}", #""\u0001""#),
+        ("\u{1F}", #""\u001f""#), ("\u{20}", "\" \""),
+    ])
+    func quoted(_ text: String, _ expected: String) {
+        #expect(JSONLines.quoted(text) == expected)
+    }
+
+    @Test(arguments: [
+        (Float.nan, 2, "null"), (Float.infinity, 2, "null"), (-Float.infinity, 1, "null"),
+        (Float(0), 2, "0"), (-Float(0), 2, "0"), (Float(-0.04), 1, "0"), (Float(1), 2, "1"), (Float(2.5), 2, "2.5"),
+        (Float(1234.5678), 2, "1234.57"), (Float(-7.25), 1, "-7.2"), (Float(-7.3), 1, "-7.3"), (Float(0.875), 3, "0.875"),
+        (Float(100), 1, "100"), (Float(0.0004), 3, "0"), (Float(16_777_216), 1, "16777216"),
+    ])
+    func number(_ value: Float, _ decimals: Int, _ expected: String) {
+        #expect(JSONLines.number(value, decimals) == expected)
+    }
+
+    @Test func nonFiniteNumbersBecomeNull() throws {
+        var frame = Self.processed()
+        frame.timings.queueMs = .nan
+        frame.timings.totalMs = .infinity
+        frame.faces[0].confidence = -.infinity
+        frame.faces[0].bounds.x = .nan
+        let json = try parse(JSONLines.line(for: frame))
+        let timings = try #require(object(json["timings"]))
+        #expect(timings["queue"] is NSNull)
+        #expect(timings["total"] is NSNull)
+        let face = try #require(object((json["faces"] as? [Any])?.first))
+        #expect(face["confidence"] is NSNull)
+        #expect(object(face["bounds"])?["x"] is NSNull)
+    }
+
+    @Test(arguments: [
+        (Int64(0), "0.000000"), (Int64(1), "0.000001"), (Int64(-1), "-0.000001"), (Int64(999_999), "0.999999"),
+        (Int64(1_000_000), "1.000000"), (Int64(-1_500_000), "-1.500000"),
+        (Int64(1_732_240_001_234_567), "1732240001.234567"),
+        (Int64.max, "9223372036854.775807"), (Int64.min, "-9223372036854.775808"),
+    ])
+    func captureTimeSeconds(_ microseconds: Int64, _ expected: String) {
+        #expect(JSONLines.seconds(microseconds) == expected)
+    }
+
+    @Test func captureTimeKey() throws {
+        var frame = FrameResult()
+        frame.stream = "s"
+        #expect(try parse(JSONLines.line(for: frame))["captureTime"] == nil, "0 means unknown: no key")
+        frame.captureTimeUs = -1_500_000
+        let line = JSONLines.line(for: frame)
+        #expect(line.contains("\"captureTime\":-1.500000,"))
+        #expect(double(try parse(line)["captureTime"]) == -1.5)
+    }
+
+    @Test func largeIntegersArePrintedInFull() {
+        var frame = FrameResult()
+        frame.stream = "s"
+        frame.epoch = .max
+        frame.seq = .max - 1
+        let line = JSONLines.line(for: frame)
+        #expect(line.contains("\"epoch\":18446744073709551615,\"seq\":18446744073709551614"))
+    }
+
+    @Test func eventLines() throws {
+        var event = FaceEvent()
+        event.kind = .appeared
+        event.trackingID = 8
+        event.seq = 42
+        event.trackingFrameCount = 1
+        let appeared = JSONLines.line(for: event, stream: "cam-1", epoch: 9)
+        #expect(
+            appeared
+                == "{\"stream\":\"cam-1\",\"epoch\":9,\"event\":\"faceAppeared\",\"seq\":42,\"trackingID\":8,\"trackingFrameCount\":1}")
+        let json = try parse(appeared)
+        #expect(Set(json.keys) == ["stream", "epoch", "event", "seq", "trackingID", "trackingFrameCount"])
+
+        event.kind = .left
+        event.seq = 57
+        event.trackingFrameCount = 16
+        let left = try parse(JSONLines.line(for: event, stream: "cam-1", epoch: 9))
+        #expect(left["event"] as? String == "faceLeft")
+        #expect(double(left["seq"]) == 57)
+        #expect(double(left["trackingFrameCount"]) == 16)
+    }
+
+    @Test func endLine() throws {
+        var summary = StreamSummary()
+        summary.frames = 100
+        summary.processed = 93
+        summary.dropped = 7
+        summary.errors = 3
+        summary.late = 2
+        summary.duplicates = 1
+        let line = JSONLines.line(for: summary, stream: "cam-1", epoch: 9)
+        #expect(
+            line
+                == "{\"stream\":\"cam-1\",\"epoch\":9,\"event\":\"streamEnded\",\"frames\":100,\"processed\":93,\"dropped\":7,\"late\":2,\"duplicates\":1}"
+        )
+        let json = try parse(line)
+        #expect(Set(json.keys) == ["stream", "epoch", "event", "frames", "processed", "dropped", "late", "duplicates"])
+    }
+
+    @Test func goldenStreamFrameRendersAsALine() throws {
+        // The decoded golden vector, end to end: bytes -> StreamMessage -> JSON line.
+        let vector = try #require(GoldenVectors.all.first { $0.name == "stream_frame" })
+        let message = try StreamMessage(parts: try vector.partBytes())
+        guard case .frame(let frame) = message.body else {
+            Issue.record("not a frame")
+            return
+        }
+        let line = JSONLines.line(for: frame)
+        // The example line of SPEC.md "Worked example". Ties round to even (188.25 -> 188.2, 492.75 -> 492.8).
+        #expect(line == #"{"stream":"cam-1","epoch":1732240000000000,"seq":42,"captureTime":1732240001.234567,"status":"processed","width":720,"height":1280,"worker":"gpu-host:4242/t0","timings":{"queue":1.5,"decode":3.25,"detect":12.75,"total":40.5},"faces":[{"bounds":{"x":412.5,"y":188.2,"width":160,"height":192},"leftEyePosition":{"x":452,"y":250.5},"rightEyePosition":{"x":532,"y":244},"mouthPosition":{"x":492.8,"y":330},"faceAngle":0,"confidence":0.969,"trackingID":7,"trackingFrameCount":12},{"bounds":{"x":0,"y":1000,"width":48,"height":48},"confidence":0.5,"trackingID":8,"trackingFrameCount":1}]}"#)
+        let json = try parse(line)
+        #expect(json["status"] as? String == "processed")
+        let faces = try #require(json["faces"] as? [Any])
+        #expect(double(object(faces[0])?["faceAngle"]) == 0)
+        #expect(double(object(faces[1])?["trackingID"]) == 8)
+        #expect(object(faces[1])?["leftEyePosition"] == nil)
+    }
+}

@@ -1,0 +1,192 @@
+import FacewireProtocol
+
+// Decoded Swift messages written out in the form of `vectors.json` "expect" values: proto field names;
+// every scalar field (defaults included); sub-messages and `optional` fields only when present; enums by
+// their proto names; a oneof member under its field name. Written by hand, field by field, so that a
+// field the Swift decoder gets wrong shows up by name.
+
+private func number<T: BinaryInteger>(_ value: T) -> JSONValue { .number(Double(value)) }
+private func number(_ value: Float) -> JSONValue { .number(Double(value)) }
+
+enum MessageFields {
+    static func of(_ ready: Ready) -> JSONValue {
+        .object(["version": number(ready.version), "worker": .string(ready.worker)])
+    }
+
+    static func of(_ frame: FrameMessage) -> JSONValue {
+        .object(["header": of(frame.header), "image_size": number(frame.jpeg.count)])
+    }
+
+    static func of(_ header: FrameHeader) -> JSONValue {
+        .object([
+            "version": number(header.version),
+            "stream": .string(header.stream),
+            "epoch": number(header.epoch),
+            "seq": number(header.seq),
+            "capture_time_us": number(header.captureTimeUs),
+            "width": number(header.width),
+            "height": number(header.height),
+            "orientation": number(header.orientation),
+            "sent_time_us": number(header.sentTimeUs),
+            "deadline_us": number(header.deadlineUs),
+        ])
+    }
+
+    static func of(_ point: WirePoint) -> JSONValue {
+        .object(["x": number(point.x), "y": number(point.y)])
+    }
+
+    static func of(_ rect: WireRect) -> JSONValue {
+        .object(["x": number(rect.x), "y": number(rect.y), "width": number(rect.width), "height": number(rect.height)])
+    }
+
+    static func of(_ face: WireFace) -> JSONValue {
+        var out: [String: JSONValue] = [
+            "confidence": number(face.confidence),
+            "tracking_id": number(face.trackingID),
+            "tracking_frame_count": number(face.trackingFrameCount),
+        ]
+        if face.hasBounds { out["bounds"] = of(face.bounds) }
+        if face.hasLeftEye { out["left_eye"] = of(face.leftEye) }
+        if face.hasRightEye { out["right_eye"] = of(face.rightEye) }
+        if face.hasMouth { out["mouth"] = of(face.mouth) }
+        if face.hasFaceAngle { out["face_angle"] = number(face.faceAngle) }
+        if face.hasNose { out["nose"] = of(face.nose) }
+        return .object(out)
+    }
+
+    static func of(_ timings: FrameTimings) -> JSONValue {
+        .object([
+            "queue_ms": number(timings.queueMs),
+            "decode_ms": number(timings.decodeMs),
+            "detect_ms": number(timings.detectMs),
+            "total_ms": number(timings.totalMs),
+        ])
+    }
+
+    static func name(_ status: FrameStatus) -> String {
+        switch status {
+        case .processed: "FRAME_STATUS_PROCESSED"
+        case .dropped: "FRAME_STATUS_DROPPED"
+        case .error: "FRAME_STATUS_ERROR"
+        case .UNRECOGNIZED(let value): "UNRECOGNIZED(\(value))"
+        }
+    }
+
+    static func of(_ result: FrameResult) -> JSONValue {
+        var out: [String: JSONValue] = [
+            "stream": .string(result.stream),
+            "epoch": number(result.epoch),
+            "seq": number(result.seq),
+            "capture_time_us": number(result.captureTimeUs),
+            "status": .string(name(result.status)),
+            "reason": .string(result.reason),
+            "width": number(result.width),
+            "height": number(result.height),
+            "worker": .string(result.worker),
+            "faces": .array(result.faces.map(of)),
+        ]
+        if result.hasTimings { out["timings"] = of(result.timings) }
+        return .object(out)
+    }
+
+    static func name(_ role: NodeRole) -> String {
+        switch role {
+        case .unspecified: "ROLE_UNSPECIFIED"
+        case .capture: "ROLE_CAPTURE"
+        case .worker: "ROLE_WORKER"
+        case .tail: "ROLE_TAIL"
+        case .UNRECOGNIZED(let value): "UNRECOGNIZED(\(value))"
+        }
+    }
+
+    static func of(_ hello: Hello) -> JSONValue {
+        .object([
+            "role": .string(name(hello.role)),
+            "node_id": .string(hello.nodeID),
+            "stream": .string(hello.stream),
+            "epoch": number(hello.epoch),
+            "frame_endpoint": .string(hello.frameEndpoint),
+            "next_seq": number(hello.nextSeq),
+        ])
+    }
+
+    static func of(_ info: CaptureInfo) -> JSONValue {
+        .object([
+            "stream": .string(info.stream), "epoch": number(info.epoch), "frame_endpoint": .string(info.frameEndpoint),
+        ])
+    }
+
+    static func of(_ welcome: Welcome) -> JSONValue {
+        .object(["captures": .array(welcome.captures.map(of)), "publish_endpoint": .string(welcome.publishEndpoint)])
+    }
+
+    static func of(_ skipped: Skipped) -> JSONValue {
+        .object([
+            "stream": .string(skipped.stream),
+            "epoch": number(skipped.epoch),
+            "first_seq": number(skipped.firstSeq),
+            "count": number(skipped.count),
+            "reason": .string(skipped.reason),
+            "capture_time_us": number(skipped.captureTimeUs),
+        ])
+    }
+
+    static func of(_ end: StreamEnd) -> JSONValue {
+        .object(["stream": .string(end.stream), "epoch": number(end.epoch), "next_seq": number(end.nextSeq)])
+    }
+
+    static func of(_ envelope: Envelope) -> JSONValue {
+        var out: [String: JSONValue] = ["version": number(envelope.version)]
+        switch envelope.body {
+        case .hello(let hello): out["hello"] = of(hello)
+        case .welcome(let welcome): out["welcome"] = of(welcome)
+        case .result(let result): out["result"] = of(result)
+        case .skipped(let skipped): out["skipped"] = of(skipped)
+        case .end(let end): out["end"] = of(end)
+        case nil: break
+        }
+        return .object(out)
+    }
+
+    static func name(_ kind: FaceEvent.Kind) -> String {
+        switch kind {
+        case .appeared: "KIND_APPEARED"
+        case .left: "KIND_LEFT"
+        case .UNRECOGNIZED(let value): "UNRECOGNIZED(\(value))"
+        }
+    }
+
+    static func of(_ event: FaceEvent) -> JSONValue {
+        .object([
+            "kind": .string(name(event.kind)),
+            "tracking_id": number(event.trackingID),
+            "seq": number(event.seq),
+            "tracking_frame_count": number(event.trackingFrameCount),
+        ])
+    }
+
+    static func of(_ summary: StreamSummary) -> JSONValue {
+        .object([
+            "frames": number(summary.frames),
+            "processed": number(summary.processed),
+            "dropped": number(summary.dropped),
+            "errors": number(summary.errors),
+            "late": number(summary.late),
+            "duplicates": number(summary.duplicates),
+        ])
+    }
+
+    static func of(_ message: StreamMessage) -> JSONValue {
+        var out: [String: JSONValue] = [
+            "version": number(message.version), "stream": .string(message.stream), "epoch": number(message.epoch),
+        ]
+        switch message.body {
+        case .frame(let frame): out["frame"] = of(frame)
+        case .event(let event): out["event"] = of(event)
+        case .end(let summary): out["end"] = of(summary)
+        case nil: break
+        }
+        return .object(out)
+    }
+}

@@ -1,0 +1,610 @@
+#!/usr/bin/env python3
+"""Writes the Facewire v1 golden test vectors (protocol/vectors/*.bin and vectors.json).
+
+This is an INDEPENDENT encoder: plain Python 3 standard library, protobuf wire format written by
+hand from the encoding rules (varints, zig-zag-free two's complement int64, little-endian fixed32
+floats, length-delimited strings and messages). It does not use protoc, the protobuf package or
+anything generated from facewire.proto, so a decoder that agrees with these bytes agrees with the
+protobuf specification, not merely with itself.
+
+Canonical proto3 encoding is used throughout (what protoc-generated encoders emit):
+  * fields in increasing field-number order, a oneof member at its own field number;
+  * scalar fields with implicit presence are omitted when they hold their default (0, 0.0, "");
+  * `optional` scalars (Face.face_angle) and sub-messages are written when present, even when
+    they hold only defaults (an empty sub-message is `tag 00`);
+  * unknown fields (only in the *_unknown_field vector) come last.
+So a canonical encoder (SwiftProtobuf, protoc's C++/Python encoders) re-encodes every valid vector
+to the same bytes.
+
+Usage: python3 make_vectors.py        (writes next to this file; deterministic, run it again freely)
+
+vectors.json format: {"vectors": [ {name, kind, parts, hex, valid, expect | error, note} ]}
+  kind   "frame" (FrameMessage: [FrameHeader][JPEG]), "ready", "envelope" (one part),
+         "stream" ([topic][StreamMessage])
+  parts  the .bin files of the ZeroMQ message parts, in order; hex: the same bytes in hex
+  expect the decoded message: proto field names; every scalar field listed (defaults included);
+         a sub-message or optional field key only when present; enums by their proto names;
+         a oneof member under its field name. For "frame" also "image_size".
+  error  for invalid vectors: the ProtocolError code a v1 decoder reports
+         (malformed, unsupportedVersion, invalidStream, tooLarge, missingBody).
+All integers in the vectors are below 2**53, so every JSON reader holds them exactly; all floats
+are exactly representable as IEEE-754 binary32.
+"""
+
+import json
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# Wire types.
+VARINT, FIXED64, LEN, FIXED32 = 0, 1, 2, 5
+
+
+def varint(value):
+    """Base-128 varint of an unsigned 64-bit value (negative int64 is first taken modulo 2**64)."""
+    value &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def key(field, wire_type):
+    return varint((field << 3) | wire_type)
+
+
+def f_uint(field, value, always=False):
+    """uint32 / uint64 / int64 / enum: varint, omitted when 0 unless `always` (unknown-field tests)."""
+    if value == 0 and not always:
+        return b""
+    return key(field, VARINT) + varint(value)
+
+
+def f_float(field, value, present=False):
+    """float: fixed32 little-endian; omitted when +0.0 unless it has explicit presence."""
+    packed = struct.pack("<f", value)
+    if struct.unpack("<f", packed)[0] != value:
+        raise ValueError(f"{value} is not exactly representable as binary32")
+    if packed == b"\x00\x00\x00\x00" and not present:
+        return b""
+    return key(field, FIXED32) + packed
+
+
+def f_bytes(field, data, present=False):
+    """Length-delimited: strings (UTF-8), bytes, and sub-messages (present=True writes even b"")."""
+    if not data and not present:
+        return b""
+    return key(field, LEN) + varint(len(data)) + data
+
+
+def f_string(field, text):
+    return f_bytes(field, text.encode("utf-8"))
+
+
+def f_message(field, encoded):
+    return f_bytes(field, encoded, present=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Encoders, one per message, taking the same dicts that go into vectors.json as "expect".
+# Field numbers are those of protocol/facewire.proto (package facewire.v1).
+# ---------------------------------------------------------------------------------------------
+
+ROLE = {"ROLE_UNSPECIFIED": 0, "ROLE_CAPTURE": 1, "ROLE_WORKER": 2, "ROLE_TAIL": 3}
+STATUS = {"FRAME_STATUS_PROCESSED": 0, "FRAME_STATUS_DROPPED": 1, "FRAME_STATUS_ERROR": 2}
+KIND = {"KIND_APPEARED": 0, "KIND_LEFT": 1}
+
+
+def enc_ready(m):
+    return f_uint(1, m["version"]) + f_string(2, m["worker"])
+
+
+def enc_frame_header(m):
+    return (
+        f_uint(1, m["version"])
+        + f_string(2, m["stream"])
+        + f_uint(3, m["epoch"])
+        + f_uint(4, m["seq"])
+        + f_uint(5, m["capture_time_us"])
+        + f_uint(6, m["width"])
+        + f_uint(7, m["height"])
+        + f_uint(8, m["orientation"])
+        + f_uint(9, m["sent_time_us"])
+        + f_uint(10, m["deadline_us"])
+    )
+
+
+def enc_point(m):
+    return f_float(1, m["x"]) + f_float(2, m["y"])
+
+
+def enc_rect(m):
+    return f_float(1, m["x"]) + f_float(2, m["y"]) + f_float(3, m["width"]) + f_float(4, m["height"])
+
+
+def enc_face(m):
+    out = b""
+    if "bounds" in m:
+        out += f_message(1, enc_rect(m["bounds"]))
+    for field, name in ((2, "left_eye"), (3, "right_eye"), (4, "mouth")):
+        if name in m:
+            out += f_message(field, enc_point(m[name]))
+    if "face_angle" in m:
+        out += f_float(5, m["face_angle"], present=True)
+    out += f_float(6, m["confidence"])
+    out += f_uint(7, m["tracking_id"])
+    out += f_uint(8, m["tracking_frame_count"])
+    if "nose" in m:
+        out += f_message(9, enc_point(m["nose"]))
+    return out
+
+
+def enc_timings(m):
+    return f_float(1, m["queue_ms"]) + f_float(2, m["decode_ms"]) + f_float(3, m["detect_ms"]) + f_float(4, m["total_ms"])
+
+
+def enc_frame_result(m):
+    out = (
+        f_string(1, m["stream"])
+        + f_uint(2, m["epoch"])
+        + f_uint(3, m["seq"])
+        + f_uint(4, m["capture_time_us"])
+        + f_uint(5, STATUS[m["status"]])
+        + f_string(6, m["reason"])
+        + f_uint(7, m["width"])
+        + f_uint(8, m["height"])
+        + f_string(9, m["worker"])
+    )
+    if "timings" in m:
+        out += f_message(10, enc_timings(m["timings"]))
+    for face in m["faces"]:
+        out += f_message(11, enc_face(face))
+    return out
+
+
+def enc_hello(m):
+    return (
+        f_uint(1, ROLE[m["role"]])
+        + f_string(2, m["node_id"])
+        + f_string(3, m["stream"])
+        + f_uint(4, m["epoch"])
+        + f_string(5, m["frame_endpoint"])
+        + f_uint(6, m["next_seq"])
+    )
+
+
+def enc_capture_info(m):
+    return f_string(1, m["stream"]) + f_uint(2, m["epoch"]) + f_string(3, m["frame_endpoint"])
+
+
+def enc_welcome(m):
+    out = b""
+    for capture in m["captures"]:
+        out += f_message(1, enc_capture_info(capture))
+    return out + f_string(2, m["publish_endpoint"])
+
+
+def enc_skipped(m):
+    return (
+        f_string(1, m["stream"])
+        + f_uint(2, m["epoch"])
+        + f_uint(3, m["first_seq"])
+        + f_uint(4, m["count"])
+        + f_string(5, m["reason"])
+        + f_uint(6, m["capture_time_us"])
+    )
+
+
+def enc_stream_end(m):
+    return f_string(1, m["stream"]) + f_uint(2, m["epoch"]) + f_uint(3, m["next_seq"])
+
+
+ENVELOPE_BODY = (
+    (2, "hello", enc_hello),
+    (3, "welcome", enc_welcome),
+    (4, "result", enc_frame_result),
+    (5, "skipped", enc_skipped),
+    (6, "end", enc_stream_end),
+)
+
+
+def enc_envelope(m):
+    out = f_uint(1, m["version"])
+    for field, name, encoder in ENVELOPE_BODY:
+        if name in m:
+            out += f_message(field, encoder(m[name]))
+    return out
+
+
+def enc_face_event(m):
+    return (
+        f_uint(1, KIND[m["kind"]])
+        + f_uint(2, m["tracking_id"])
+        + f_uint(3, m["seq"])
+        + f_uint(4, m["tracking_frame_count"])
+    )
+
+
+def enc_stream_summary(m):
+    return (
+        f_uint(1, m["frames"])
+        + f_uint(2, m["processed"])
+        + f_uint(3, m["dropped"])
+        + f_uint(4, m["errors"])
+        + f_uint(5, m["late"])
+        + f_uint(6, m["duplicates"])
+    )
+
+
+STREAM_BODY = ((4, "frame", enc_frame_result), (5, "event", enc_face_event), (6, "end", enc_stream_summary))
+
+
+def enc_stream_message(m):
+    out = f_uint(1, m["version"]) + f_string(2, m["stream"]) + f_uint(3, m["epoch"])
+    for field, name, encoder in STREAM_BODY:
+        if name in m:
+            out += f_message(field, encoder(m[name]))
+    return out
+
+
+def topic(stream):
+    """The PUB topic of a stream: its id followed by one 0x00 byte."""
+    return stream.encode("utf-8") + b"\x00"
+
+
+# ---------------------------------------------------------------------------------------------
+# The vectors.
+# ---------------------------------------------------------------------------------------------
+
+STREAM = "cam-1"
+EPOCH = 1732240000000000  # Unix µs, 2024-11-22T01:46:40Z: the capture node started then
+CAPTURE_TIME = 1732240001234567
+WORKER = "gpu-host:4242/t0"
+
+# A stand-in for the JPEG part: SOI, a COM segment, EOI. Decoders of the framing never look inside.
+IMAGE = bytes.fromhex("ffd8fffe0005466177ffd9")
+
+HEADER = {
+    "version": 1,
+    "stream": STREAM,
+    "epoch": EPOCH,
+    "seq": 42,
+    "capture_time_us": CAPTURE_TIME,
+    "width": 1280,
+    "height": 720,
+    "orientation": 6,
+    "sent_time_us": CAPTURE_TIME + 1433,
+    "deadline_us": CAPTURE_TIME + 2_000_000,
+}
+
+HEADER_MINIMAL = {
+    "version": 1,
+    "stream": "A",
+    "epoch": 0,
+    "seq": 0,
+    "capture_time_us": -1_500_000,  # int64 before 1970: a ten-byte varint
+    "width": 0,
+    "height": 0,
+    "orientation": 0,
+    "sent_time_us": 0,
+    "deadline_us": 0,
+}
+
+FACE_FULL = {
+    "bounds": {"x": 412.5, "y": 188.25, "width": 160.0, "height": 192.0},
+    "left_eye": {"x": 452.0, "y": 250.5},
+    "right_eye": {"x": 532.0, "y": 244.0},
+    "mouth": {"x": 492.75, "y": 330.0},
+    "face_angle": -4.5,
+    "confidence": 0.96875,
+    "tracking_id": 0,
+    "tracking_frame_count": 0,
+    "nose": {"x": 0.0, "y": 290.5},  # x = 0.0: the point is present, its x field is not on the wire
+}
+
+FACE_BOUNDS_ONLY = {
+    "bounds": {"x": 0.0, "y": 1000.0, "width": 48.0, "height": 48.0},
+    "confidence": 0.5,
+    "tracking_id": 0,
+    "tracking_frame_count": 0,
+}
+
+RESULT = {
+    "stream": STREAM,
+    "epoch": EPOCH,
+    "seq": 42,
+    "capture_time_us": CAPTURE_TIME,
+    "status": "FRAME_STATUS_PROCESSED",
+    "reason": "",
+    "width": 720,  # upright: orientation 6 turns the 1280x720 stored frame
+    "height": 1280,
+    "worker": WORKER,
+    "timings": {"queue_ms": 1.5, "decode_ms": 3.25, "detect_ms": 12.75, "total_ms": 0.0},
+    "faces": [FACE_FULL, FACE_BOUNDS_ONLY],
+}
+
+
+def tracked(face, tracking_id, count):
+    face = dict(face)
+    face["tracking_id"] = tracking_id
+    face["tracking_frame_count"] = count
+    return face
+
+
+STREAM_RESULT = dict(RESULT)
+STREAM_RESULT["timings"] = {"queue_ms": 1.5, "decode_ms": 3.25, "detect_ms": 12.75, "total_ms": 40.5}
+STREAM_RESULT["faces"] = [
+    tracked(dict(FACE_FULL, face_angle=0.0), 7, 12),  # face_angle 0.0 present: written explicitly
+    tracked(FACE_BOUNDS_ONLY, 8, 1),
+]
+
+DROPPED_RESULT = {
+    "stream": STREAM,
+    "epoch": EPOCH,
+    "seq": 43,
+    "capture_time_us": 0,
+    "status": "FRAME_STATUS_DROPPED",
+    "reason": "timeout",
+    "width": 0,
+    "height": 0,
+    "worker": "",
+    "faces": [],
+}
+
+
+def stream_message(body_name, body, stream=STREAM, epoch=EPOCH, version=1):
+    return {"version": version, "stream": stream, "epoch": epoch, body_name: body}
+
+
+VECTORS = []
+
+
+def add(name, kind, parts, expect=None, error=None, note=None):
+    """parts: list of (file name, bytes)."""
+    entry = {"name": name, "kind": kind, "parts": [p[0] for p in parts], "hex": [p[1].hex() for p in parts]}
+    entry["valid"] = error is None
+    if error is None:
+        entry["expect"] = expect
+    else:
+        entry["error"] = error
+    if note:
+        entry["note"] = note
+    VECTORS.append((entry, parts))
+
+
+IMAGE_PART = ("frame_image.bin", IMAGE)
+
+# --- valid ---------------------------------------------------------------------------------------
+
+add(
+    "frame",
+    "frame",
+    [("frame_header.bin", enc_frame_header(HEADER)), IMAGE_PART],
+    expect={"header": HEADER, "image_size": len(IMAGE)},
+    note="capture -> worker, as the worker's DEALER receives it (the capture's ROUTER strips the routing id)",
+)
+add(
+    "frame_minimal",
+    "frame",
+    [("frame_header_minimal.bin", enc_frame_header(HEADER_MINIMAL)), IMAGE_PART],
+    expect={"header": HEADER_MINIMAL, "image_size": len(IMAGE)},
+    note="zero fields are absent on the wire; a negative int64 is a ten-byte varint",
+)
+unknown = enc_frame_header(HEADER) + f_uint(100, 5, always=True) + f_string(101, "from v1.1")
+add(
+    "frame_unknown_field",
+    "frame",
+    [("frame_header_unknown_field.bin", unknown), IMAGE_PART],
+    expect={"header": HEADER, "image_size": len(IMAGE)},
+    note="fields 100 (varint) and 101 (string) are unknown to v1: receivers MUST ignore them",
+)
+add(
+    "ready",
+    "ready",
+    [("ready.bin", enc_ready({"version": 1, "worker": WORKER}))],
+    expect={"version": 1, "worker": WORKER},
+    note="worker -> capture credit (DEALER side; the capture's ROUTER prepends the routing id)",
+)
+
+HELLO_CAPTURE = {
+    "role": "ROLE_CAPTURE",
+    "node_id": "cam-host:812",
+    "stream": STREAM,
+    "epoch": EPOCH,
+    "frame_endpoint": "tcp://0.0.0.0:5555",
+    "next_seq": 42,
+}
+HELLO_WORKER = {"role": "ROLE_WORKER", "node_id": "gpu-host:4242", "stream": "", "epoch": 0, "frame_endpoint": "", "next_seq": 0}
+HELLO_TAIL = {"role": "ROLE_TAIL", "node_id": "laptop:9001", "stream": "", "epoch": 0, "frame_endpoint": "", "next_seq": 0}
+WELCOME = {
+    "captures": [
+        {"stream": STREAM, "epoch": EPOCH, "frame_endpoint": "tcp://10.0.0.21:5555"},
+        {"stream": "door.cam_2", "epoch": 1732239000000000, "frame_endpoint": "tcp://10.0.0.22:5555"},
+    ],
+    "publish_endpoint": "tcp://0.0.0.0:5557",
+}
+SKIPPED = {
+    "stream": STREAM,
+    "epoch": EPOCH,
+    "first_seq": 43,
+    "count": 5,
+    "reason": "no-worker",
+    "capture_time_us": CAPTURE_TIME + 33_333,
+}
+END = {"stream": STREAM, "epoch": EPOCH, "next_seq": 100}
+
+for name, body_name, body in (
+    ("envelope_hello_capture", "hello", HELLO_CAPTURE),
+    ("envelope_hello_worker", "hello", HELLO_WORKER),
+    ("envelope_hello_tail", "hello", HELLO_TAIL),
+    ("envelope_welcome", "welcome", WELCOME),
+    ("envelope_result", "result", RESULT),
+    ("envelope_skipped", "skipped", SKIPPED),
+    ("envelope_end", "end", END),
+):
+    message = {"version": 1, body_name: body}
+    add(name, "envelope", [(name + ".bin", enc_envelope(message))], expect=message)
+
+TOPIC_PART = ("topic_cam-1.bin", topic(STREAM))
+
+for name, message in (
+    ("stream_frame", stream_message("frame", STREAM_RESULT)),
+    ("stream_frame_dropped", stream_message("frame", DROPPED_RESULT)),
+    (
+        "stream_event",
+        stream_message("event", {"kind": "KIND_APPEARED", "tracking_id": 8, "seq": 42, "tracking_frame_count": 1}),
+    ),
+    (
+        "stream_event_left",
+        stream_message("event", {"kind": "KIND_LEFT", "tracking_id": 3, "seq": 41, "tracking_frame_count": 57}),
+    ),
+    (
+        "stream_end",
+        stream_message(
+            "end", {"frames": 100, "processed": 93, "dropped": 7, "errors": 0, "late": 2, "duplicates": 1}
+        ),
+    ),
+):
+    add(name, "stream", [TOPIC_PART, (name + ".bin", enc_stream_message(message))], expect=message)
+
+add(
+    "stream_heartbeat",
+    "stream",
+    [("topic_heartbeat.bin", topic("")), ("stream_heartbeat.bin", enc_stream_message({"version": 1, "stream": "", "epoch": 0}))],
+    expect={"version": 1, "stream": "", "epoch": 0},
+    note="sent by the collector every 200 ms: empty topic (one 0x00) and a StreamMessage without a body",
+)
+
+# --- invalid -------------------------------------------------------------------------------------
+
+add(
+    "bad_version",
+    "frame",
+    [("bad_version.bin", enc_frame_header(dict(HEADER, version=2))), IMAGE_PART],
+    error="unsupportedVersion",
+    note="a FrameHeader with version 2",
+)
+add(
+    "frame_no_version",
+    "frame",
+    [("frame_header_no_version.bin", enc_frame_header(dict(HEADER, version=0))), IMAGE_PART],
+    error="unsupportedVersion",
+    note="version absent (0): rejected like any other version but 1",
+)
+add(
+    "bad_stream_id",
+    "frame",
+    [("bad_stream_id.bin", enc_frame_header(dict(HEADER, stream="cam 1/../x"))), IMAGE_PART],
+    error="invalidStream",
+    note="space and slash are outside [A-Za-z0-9._-]",
+)
+add(
+    "bad_stream_id_long",
+    "frame",
+    [("bad_stream_id_long.bin", enc_frame_header(dict(HEADER, stream="c" * 65))), IMAGE_PART],
+    error="invalidStream",
+    note="65 bytes: one more than the limit",
+)
+add(
+    "bad_stream_id_empty",
+    "frame",
+    [("bad_stream_id_empty.bin", enc_frame_header(dict(HEADER, stream=""))), IMAGE_PART],
+    error="invalidStream",
+    note="the stream field absent: the empty id is invalid",
+)
+add(
+    "frame_empty_image",
+    "frame",
+    [("frame_header.bin", enc_frame_header(HEADER)), ("empty.bin", b"")],
+    error="malformed",
+    note="the image part is empty",
+)
+add(
+    "frame_one_part",
+    "frame",
+    [("frame_header.bin", enc_frame_header(HEADER))],
+    error="malformed",
+    note="a frame message has exactly two parts",
+)
+big = enc_frame_header(HEADER) + f_bytes(15, b"\x00" * 4096)
+add(
+    "header_too_large",
+    "frame",
+    [("header_too_large.bin", big), IMAGE_PART],
+    error="tooLarge",
+    note=f"a {len(big)}-byte header part (limit 4096); checked before parsing",
+)
+envelope_result = enc_envelope({"version": 1, "result": RESULT})
+add(
+    "truncated",
+    "envelope",
+    [("truncated.bin", envelope_result[:-10])],
+    error="malformed",
+    note="envelope_result.bin without its last 10 bytes: a length prefix runs past the end",
+)
+add(
+    "garbage",
+    "envelope",
+    [("garbage.bin", b"\xff\xff\xff\xff")],
+    error="malformed",
+    note="0xff is field 31 with wire type 7, which does not exist",
+)
+add(
+    "envelope_no_body",
+    "envelope",
+    [("envelope_no_body.bin", enc_envelope({"version": 1}))],
+    error="missingBody",
+)
+add(
+    "envelope_bad_version",
+    "envelope",
+    [("envelope_bad_version.bin", enc_envelope({"version": 2, "end": END}))],
+    error="unsupportedVersion",
+)
+add(
+    "ready_bad_version",
+    "ready",
+    [("ready_bad_version.bin", enc_ready({"version": 2, "worker": WORKER}))],
+    error="unsupportedVersion",
+)
+SUMMARY_ONE = {"frames": 1, "processed": 1, "dropped": 0, "errors": 0, "late": 0, "duplicates": 0}
+add(
+    "stream_bad_version",
+    "stream",
+    [TOPIC_PART, ("stream_bad_version.bin", enc_stream_message(stream_message("end", SUMMARY_ONE, version=2)))],
+    error="unsupportedVersion",
+)
+
+
+def main():
+    written = {}
+    for entry, parts in VECTORS:
+        for file_name, data in parts:
+            if written.get(file_name, data) != data:
+                raise SystemExit(f"{file_name}: two vectors disagree on its bytes")
+            written[file_name] = data
+    for old in os.listdir(HERE):
+        if old.endswith(".bin") and old not in written:
+            os.remove(os.path.join(HERE, old))
+    for file_name, data in sorted(written.items()):
+        with open(os.path.join(HERE, file_name), "wb") as f:
+            f.write(data)
+    catalogue = {
+        "protocol": "facewire.v1",
+        "generator": "protocol/vectors/make_vectors.py",
+        "vectors": [entry for entry, _ in VECTORS],
+    }
+    with open(os.path.join(HERE, "vectors.json"), "w", encoding="utf-8") as f:
+        json.dump(catalogue, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+    print(f"wrote {len(written)} .bin files and vectors.json ({len(VECTORS)} vectors)")
+
+
+if __name__ == "__main__":
+    main()
