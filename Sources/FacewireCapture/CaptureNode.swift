@@ -97,65 +97,114 @@ public final class CaptureNode: @unchecked Sendable {
         case .asFastAsPossible: nil
         }
         let start = Clock.monotonicNanoseconds()
-        var index: UInt64 = 0
-        while !stop.isStopped {
-            if let maxFrames = configuration.maxFrames, index >= maxFrames { break }
-            if let fps {
-                let due = start + UInt64(Double(index) / fps * 1e9)
-                let now = Clock.monotonicNanoseconds()
-                if due > now { stop.sleep(seconds: Double(due - now) / 1e9) }
-            }
-            helloIfDue()
-            let frame: SourceFrame
-            do {
-                guard let next = try source.next() else { break }
-                frame = next
-            } catch {
-                counters.add("source_errors")
-                logger.error("source failed", metadata: ["error": "\(error)"])
-                throw error
-            }
-            index += 1
-            var header = FrameHeader()
-            header.version = Wire.version
-            header.stream = configuration.stream
-            header.epoch = configuration.epoch
-            header.seq = nextSeq
-            header.captureTimeUs = Clock.wallMicroseconds()
-            header.width = UInt32(frame.width)
-            header.height = UInt32(frame.height)
-            header.orientation = UInt32(frame.orientation.rawValue)
-            if fps != nil, configuration.maxAgeMilliseconds > 0 {
-                header.deadlineUs = header.captureTimeUs + Int64(configuration.maxAgeMilliseconds) * 1000
-            }
-            header.sentTimeUs = Clock.wallMicroseconds()
-            let parts = try FrameMessage(header: header, jpeg: frame.jpeg).parts()
-            // The first frame, and every frame of an unpaced source, waits for an idle worker.
-            let wait = fps == nil || nextSeq == 0
-            let worker: String?
-            do {
-                worker = try frames.dispatch(parts, wait: wait, stop: stop, whileWaiting: helloIfDue)
-            } catch let error as ZMQError where error.isTerminated {
-                break
-            }
-            let sent = worker != nil
-            if let worker {
-                logger.debug("dispatched", metadata: ["seq": "\(nextSeq)", "worker": "\(worker)"])
-            }
-            if wait && !sent { break }
-            if sent {
-                flushSkips()
-                counters.add("frames_sent")
+        /// A numbered frame ready to go: its parts, sequence and capture time.
+        typealias Outgoing = (parts: [[UInt8]], seq: UInt64, captureTime: Int64)
+        func markDispatched(_ frame: Outgoing, to worker: String) {
+            logger.debug("dispatched", metadata: ["seq": "\(frame.seq)", "worker": "\(worker)"])
+            flushSkips()
+            counters.add("frames_sent")
+        }
+        func dropAtSource(_ frame: Outgoing) {
+            counters.add("frames_dropped_at_source")
+            if let skip = pendingSkip, skip.first + skip.count == frame.seq {
+                pendingSkip = (skip.first, skip.count + 1, skip.time)
             } else {
-                counters.add("frames_dropped_at_source")
-                if let skip = pendingSkip {
-                    pendingSkip = (skip.first, skip.count + 1, skip.time)
-                } else {
-                    pendingSkip = (nextSeq, 1, header.captureTimeUs)
+                flushSkips()
+                pendingSkip = (frame.seq, 1, frame.captureTime)
+            }
+        }
+        /// Sends to an idle worker if there is one; never waits.
+        func offer(_ frame: Outgoing) throws -> Bool {
+            guard let worker = try frames.dispatch(frame.parts, wait: false, stop: stop) else { return false }
+            markDispatched(frame, to: worker)
+            return true
+        }
+
+        // Live pacing keeps at most one frame that no worker was free for (a leaky one-frame queue): it goes to
+        // the first worker that becomes idle before the next frame is captured, and is dropped at the source
+        // (reported to the collector) when that next frame replaces it. Latency stays under one frame interval,
+        // and a worker that finishes just after a frame arrived still gets it.
+        var held: Outgoing?
+        var index: UInt64 = 0
+        do {
+            while !stop.isStopped {
+                if let maxFrames = configuration.maxFrames, index >= maxFrames { break }
+                if let fps {
+                    let due = start + UInt64(Double(index) / fps * 1e9)
+                    while !stop.isStopped, Clock.monotonicNanoseconds() < due {
+                        let left = Double(due - min(due, Clock.monotonicNanoseconds())) / 1e9
+                        if let frame = held {
+                            if try offer(frame) {
+                                held = nil
+                            } else {
+                                // No idle worker (offer drained the list): block until a Ready comes in.
+                                _ = try frames.awaitCredit(timeoutMilliseconds: min(max(Int(left * 1000), 1), 100))
+                            }
+                        } else {
+                            stop.sleep(seconds: min(left, 0.1))
+                        }
+                        helloIfDue()
+                    }
+                } else if nextSeq > 0 {
+                    // Unpaced: read the next frame only once a worker is idle, so its capture time is when work
+                    // can start and nothing waits at the source.
+                    guard try frames.awaitIdleWorker(stop: stop, whileWaiting: helloIfDue) else { break }
+                }
+                helloIfDue()
+                let frame: SourceFrame
+                do {
+                    guard let next = try source.next() else { break }
+                    frame = next
+                } catch {
+                    counters.add("source_errors")
+                    logger.error("source failed", metadata: ["error": "\(error)"])
+                    throw error
+                }
+                index += 1
+                var header = FrameHeader()
+                header.version = Wire.version
+                header.stream = configuration.stream
+                header.epoch = configuration.epoch
+                header.seq = nextSeq
+                header.captureTimeUs = Clock.wallMicroseconds()
+                header.width = UInt32(frame.width)
+                header.height = UInt32(frame.height)
+                header.orientation = UInt32(frame.orientation.rawValue)
+                if fps != nil, configuration.maxAgeMilliseconds > 0 {
+                    header.deadlineUs = header.captureTimeUs + Int64(configuration.maxAgeMilliseconds) * 1000
+                }
+                header.sentTimeUs = Clock.wallMicroseconds()
+                let outgoing: Outgoing = (try FrameMessage(header: header, jpeg: frame.jpeg).parts(), nextSeq, header.captureTimeUs)
+                nextSeq += 1
+                if let previous = held {
+                    // One last chance for the held frame, then the newer one replaces it.
+                    if try !offer(previous) { dropAtSource(previous) }
+                    held = nil
+                }
+                if fps == nil || outgoing.seq == 0 {
+                    // The first frame, and every frame of an unpaced source, waits for an idle worker.
+                    guard let worker = try frames.dispatch(outgoing.parts, wait: true, stop: stop, whileWaiting: helloIfDue)
+                    else { break }
+                    markDispatched(outgoing, to: worker)
+                } else if try !offer(outgoing) {
+                    held = outgoing
                 }
             }
-            nextSeq += 1
+            // The source ended: the held frame may still go to a worker that frees up within one frame interval.
+            if let frame = held, let fps {
+                let deadline = Clock.monotonicNanoseconds() + UInt64(1e9 / fps)
+                while !stop.isStopped, Clock.monotonicNanoseconds() < deadline {
+                    if try offer(frame) {
+                        held = nil
+                        break
+                    }
+                    _ = try frames.awaitCredit(timeoutMilliseconds: 10)
+                }
+            }
+        } catch let error as ZMQError where error.isTerminated {
+            // The context was shut down: fall through and report what was numbered.
         }
+        if let frame = held { dropAtSource(frame) }
         flushSkips()
         // Also when stopped by a signal: the collector then knows the last sequence and can finish the stream.
         var end = StreamEnd()

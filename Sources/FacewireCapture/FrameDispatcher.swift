@@ -60,6 +60,23 @@ final class FrameDispatcher {
         }
     }
 
+    /// Waits up to `timeoutMilliseconds` for Ready messages.
+    /// - Returns: whether some worker now holds a credit.
+    func awaitCredit(timeoutMilliseconds: Int) throws -> Bool {
+        if idle.isEmpty { try collectCredits(timeoutMilliseconds: timeoutMilliseconds) }
+        return !idle.isEmpty
+    }
+
+    /// Waits until some worker holds a credit, calling `whileWaiting` about every 100 ms.
+    /// - Returns: false when `stop` was set first.
+    func awaitIdleWorker(stop: StopToken, whileWaiting: () -> Void) throws -> Bool {
+        while !stop.isStopped {
+            if try awaitCredit(timeoutMilliseconds: 100) { return true }
+            whileWaiting()
+        }
+        return false
+    }
+
     /// Reads the Ready messages that arrived, waiting up to `timeoutMilliseconds` for the first.
     private func collectCredits(timeoutMilliseconds: Int) throws {
         guard try socket.waitForInput(timeoutMilliseconds: timeoutMilliseconds) else { return }

@@ -24,9 +24,10 @@ void fwcv_set_num_threads(int threads);
 typedef struct fwcv_face {
     float x, y, width, height;
     float score;
-    /// Number of landmark points filled in `landmarks` (0 or 5).
+    /// Number of landmark points filled in `landmarks`: 5 for YuNet and CenterFace, 2 (the eyes) or 0 for the
+    /// cascade.
     int landmark_count;
-    /// Five (x, y) points in the model's own order: for YuNet and CenterFace that is
+    /// (x, y) points in the model's own order: for YuNet and CenterFace that is
     /// (subject's right eye, subject's left eye, nose, right mouth corner, left mouth corner).
     /// Callers must order eyes by x, not by index.
     float landmarks[10];
