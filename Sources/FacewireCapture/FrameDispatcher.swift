@@ -34,9 +34,6 @@ final class FrameDispatcher {
         endpoint = try socket.bind(bind)
     }
 
-    /// Workers holding a credit right now.
-    var idleWorkers: Int { idle.count }
-
     /// Sends one frame to the idle worker that waited longest.
     /// - Parameters:
     ///   - wait: with no idle worker, wait for one (until `stop`) instead of returning nil.

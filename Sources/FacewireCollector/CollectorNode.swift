@@ -49,9 +49,6 @@ public final class CollectorNode: @unchecked Sendable {
         self.logger = logger
     }
 
-    /// The endpoints bound, known once ``run(stop:)`` has started: (control, publish).
-    public private(set) var boundEndpoints: (control: String, publish: String)?
-
     public func run(stop: StopToken, ready: (@Sendable (String, String) -> Void)? = nil) throws {
         stop.onStop { [context] in context.shutdown() }
         let router = try ZMQSocket(context: context, kind: .router)
@@ -66,7 +63,6 @@ public final class CollectorNode: @unchecked Sendable {
         try publisher.setHighWaterMarks(send: 100_000)
         let control = try router.bind(configuration.bind)
         publishEndpoint = try publisher.bind(configuration.publish)
-        boundEndpoints = (control, publishEndpoint)
         logger.info("collector listening", metadata: ["control": "\(control)", "publish": "\(publishEndpoint)"])
         ready?(control, publishEndpoint)
 

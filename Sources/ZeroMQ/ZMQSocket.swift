@@ -120,7 +120,7 @@ public final class ZMQSocket {
         guard result == 0 else { throw ZMQError.last("setsockopt \(option)") }
     }
 
-    /// Sets an integer option read back as Int32.
+    /// Reads an integer option (`ZMQ_RCVMORE`, `ZMQ_SNDHWM`, ...).
     public func option(_ option: Int32) throws -> Int32 {
         let handle = try socket("getsockopt")
         var value: Int32 = 0
