@@ -20,7 +20,7 @@ public final class CaptureNode: @unchecked Sendable {
 
     public init(configuration: CaptureConfiguration, logger: Logger) throws {
         guard Wire.isValidStreamID(configuration.stream) else {
-            throw CaptureError("invalid stream id \(configuration.stream.debugDescription): use 1-64 of A-Z a-z 0-9 . _ -")
+            throw NodeError("invalid stream id \(configuration.stream.debugDescription): use 1-64 of A-Z a-z 0-9 . _ -")
         }
         self.configuration = configuration
         self.logger = logger
@@ -216,10 +216,4 @@ public final class CaptureNode: @unchecked Sendable {
         control?.close()
         frames.close()
     }
-}
-
-/// A capture node cannot start or continue.
-public struct CaptureError: Error, CustomStringConvertible {
-    public var description: String
-    public init(_ description: String) { self.description = description }
 }

@@ -25,15 +25,7 @@ public struct FrameMessage: Sendable {
         guard parts[0].count <= Wire.maxHeaderBytes else {
             throw ProtocolError(.tooLarge, "frame header of \(parts[0].count) bytes")
         }
-        let header: FrameHeader
-        do {
-            header = try FrameHeader(serializedBytes: parts[0])
-        } catch {
-            throw ProtocolError(.malformed, "frame header is not a FrameHeader protobuf: \(error)")
-        }
-        guard header.version == Wire.version else {
-            throw ProtocolError(.unsupportedVersion, "frame header version \(header.version)")
-        }
+        let header = try decodeVersioned(FrameHeader.self, parts[0], version: \.version)
         guard Wire.isValidStreamID(header.stream) else {
             throw ProtocolError(.invalidStream, "stream id \(header.stream.debugDescription)")
         }
@@ -53,15 +45,7 @@ extension Envelope {
 
     /// Parses and checks a one-part control message.
     public init(part: [UInt8]) throws {
-        let envelope: Envelope
-        do {
-            envelope = try Envelope(serializedBytes: part)
-        } catch {
-            throw ProtocolError(.malformed, "not an Envelope protobuf: \(error)")
-        }
-        guard envelope.version == Wire.version else {
-            throw ProtocolError(.unsupportedVersion, "envelope version \(envelope.version)")
-        }
+        let envelope = try decodeVersioned(Envelope.self, part, version: \.version)
         guard envelope.body != nil else { throw ProtocolError(.missingBody, "envelope without a body") }
         self = envelope
     }
@@ -87,16 +71,7 @@ extension StreamMessage {
         guard parts.count == 2 else {
             throw ProtocolError(.malformed, "a stream message has 2 parts, got \(parts.count)")
         }
-        let message: StreamMessage
-        do {
-            message = try StreamMessage(serializedBytes: parts[1])
-        } catch {
-            throw ProtocolError(.malformed, "not a StreamMessage protobuf: \(error)")
-        }
-        guard message.version == Wire.version else {
-            throw ProtocolError(.unsupportedVersion, "stream message version \(message.version)")
-        }
-        self = message
+        self = try decodeVersioned(StreamMessage.self, parts[1], version: \.version)
     }
 }
 
@@ -111,15 +86,24 @@ extension Ready {
     /// Parses and checks a one-part Ready message.
     public init(part: [UInt8]) throws {
         guard part.count <= Wire.maxHeaderBytes else { throw ProtocolError(.tooLarge, "ready of \(part.count) bytes") }
-        let ready: Ready
-        do {
-            ready = try Ready(serializedBytes: part)
-        } catch {
-            throw ProtocolError(.malformed, "not a Ready protobuf: \(error)")
-        }
-        guard ready.version == Wire.version else {
-            throw ProtocolError(.unsupportedVersion, "ready version \(ready.version)")
-        }
-        self = ready
+        self = try decodeVersioned(Ready.self, part, version: \.version)
     }
+}
+
+/// Decodes one protobuf part and checks its version field: the checks every message of the protocol shares.
+/// - Throws: ``ProtocolError`` `.malformed` for bytes that are not a `M`, `.unsupportedVersion` for a version
+///   other than ``Wire/version``.
+private func decodeVersioned<M: SwiftProtobuf.Message>(
+    _: M.Type, _ bytes: [UInt8], version: KeyPath<M, UInt32>
+) throws -> M {
+    let message: M
+    do {
+        message = try M(serializedBytes: bytes)
+    } catch {
+        throw ProtocolError(.malformed, "not a \(M.protoMessageName) protobuf: \(error)")
+    }
+    guard message[keyPath: version] == Wire.version else {
+        throw ProtocolError(.unsupportedVersion, "\(M.protoMessageName) version \(message[keyPath: version])")
+    }
+    return message
 }

@@ -3,7 +3,7 @@ import Foundation
 /// A TCP port on 127.0.0.1 that was free a moment ago (the kernel picked it for a socket that is now closed).
 public func freeLoopbackPort() throws -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw PortError("socket() failed: errno \(errno)") }
+    guard fd >= 0 else { throw NodeError("socket() failed: errno \(errno)") }
     defer { close(fd) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
@@ -13,7 +13,7 @@ public func freeLoopbackPort() throws -> Int {
     let bound = withUnsafeMutablePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
     }
-    guard bound else { throw PortError("cannot bind a loopback port: errno \(errno)") }
+    guard bound else { throw NodeError("cannot bind a loopback port: errno \(errno)") }
     return Int(UInt16(bigEndian: address.sin_port))
 }
 
@@ -25,10 +25,4 @@ public func freeLoopbackPorts(_ count: Int) throws -> [Int] {
         if !ports.contains(port) { ports.append(port) }
     }
     return ports
-}
-
-/// No free port could be found.
-public struct PortError: Error, CustomStringConvertible {
-    public var description: String
-    public init(_ description: String) { self.description = description }
 }

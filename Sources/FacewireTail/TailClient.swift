@@ -90,7 +90,7 @@ public final class TailClient: @unchecked Sendable {
     private func resolvePublishEndpoint(stop: StopToken) throws -> String? {
         if let publish = configuration.publish { return publish }
         guard let collector = configuration.collector else {
-            throw TailError("give --collector (or --publish)")
+            throw NodeError("give --collector (or --publish)")
         }
         let control = try ZMQSocket(context: context, kind: .dealer)
         defer { control.close() }
@@ -112,10 +112,4 @@ public final class TailClient: @unchecked Sendable {
         }
         return nil
     }
-}
-
-/// The tail cannot run.
-public struct TailError: Error, CustomStringConvertible {
-    public var description: String
-    public init(_ description: String) { self.description = description }
 }

@@ -45,7 +45,7 @@ public final class WorkerNode: @unchecked Sendable {
         logger.info("worker running", metadata: ["threads": "\(analyzers.count)", "collector": "\(configuration.collector)"])
         let failures = threads.join()
         logger.info("worker stopped", metadata: ["counters": "\(counters.summary)"])
-        if let failure = failures.first, !stop.isStopped { throw WorkerError(failure) }
+        if let failure = failures.first, !stop.isStopped { throw NodeError(failure) }
     }
 
     // MARK: - Control: hello / welcome with the collector
@@ -247,10 +247,4 @@ extension WirePoint {
 struct UncheckedBox<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
-}
-
-/// A worker cannot continue.
-public struct WorkerError: Error, CustomStringConvertible {
-    public var description: String
-    public init(_ description: String) { self.description = description }
 }
