@@ -115,7 +115,11 @@ let package = Package(
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "FacewireProtocolTests", dependencies: ["FacewireProtocol", "FacewireTail"]),
         .testTarget(name: "FacewireImageTests", dependencies: ["FacewireImage"]),
-        .testTarget(name: "FacewireDetectionTests", dependencies: ["FacewireDetection", "FacewireImage"]),
+        .testTarget(
+            name: "FacewireDetectionTests", dependencies: ["FacewireDetection", "FacewireImage", "FacewireCapture"],
+            exclude: ["Fixtures"]
+        ),
+        .testTarget(name: "FacewireWorkerTests", dependencies: ["FacewireWorker", "FacewireDetection", "FacewireProtocol", "FacewireImage"]),
         .testTarget(name: "FacewireCaptureTests", dependencies: ["FacewireCapture", "FacewireImage"]),
         .testTarget(name: "FacewireCollectorTests", dependencies: ["FacewireCollector", "FacewireProtocol"]),
         .testTarget(

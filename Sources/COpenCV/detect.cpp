@@ -471,6 +471,75 @@ int fwcv_detect(fwcv_detector *detector, const uint8_t *pixels, int width, int h
     return written;
 }
 
+int fwcv_refine_tilted(fwcv_detector *detector, const uint8_t *pixels, int width, int height, int stride, int channels,
+                       fwcv_face *faces, int count, float min_angle, char *err, size_t errlen) {
+    clear_error(err, errlen);
+    if (detector == nullptr || pixels == nullptr || width <= 0 || height <= 0 || (channels != 1 && channels != 3) ||
+        stride < width * channels || count < 0 || (count > 0 && faces == nullptr)) {
+        write_error(err, errlen, "fwcv_refine_tilted: invalid arguments");
+        return -1;
+    }
+    int refined = -1;
+    guarded(err, errlen, "landmark refinement failed", [&] {
+        const cv::Mat image(height, width, CV_8UC(channels), const_cast<uint8_t *>(pixels), static_cast<size_t>(stride));
+        constexpr int kCrop = 128;  // a multiple of 32 (CenterFace) and above YuNet's 64 px minimum
+        constexpr double kDegrees = 180.0 / 3.14159265358979323846;
+        int n = 0;
+        for (int i = 0; i < count; ++i) {
+            fwcv_face &face = faces[i];
+            if (face.landmark_count < 5) continue;
+            bool changed = false;
+            for (int pass = 0; pass < 2; ++pass) {
+                const float *l = face.landmarks;
+                // The eye line, eyes taken in x order (the first two points are the eyes in either order).
+                float ax = l[0], ay = l[1], bx = l[2], by = l[3];
+                if (ax > bx) {
+                    std::swap(ax, bx);
+                    std::swap(ay, by);
+                }
+                const double angle = std::atan2(by - ay, bx - ax) * kDegrees;
+                if (std::fabs(angle) < min_angle) break;
+                // Turn the face upright (counter-clockwise by its clockwise tilt) into a kCrop x kCrop patch
+                // centred on the eyes-and-mouth centre, 1.6 face sizes wide.
+                const cv::Point2f centre((ax + bx + l[6] + l[8]) / 4.f, (ay + by + l[7] + l[9]) / 4.f);
+                const double side = 1.6 * std::max(face.width, face.height);
+                cv::Mat forward = cv::getRotationMatrix2D(centre, angle, kCrop / side);
+                forward.at<double>(0, 2) += kCrop / 2.0 - centre.x;
+                forward.at<double>(1, 2) += kCrop / 2.0 - centre.y;
+                cv::Mat patch;
+                cv::warpAffine(image, patch, forward, cv::Size(kCrop, kCrop), cv::INTER_LINEAR, cv::BORDER_REPLICATE);
+                const std::vector<Face> found = detector->run(patch);
+                const Face *best = nullptr;
+                float best_distance = kCrop * 0.25f;  // must be near the patch centre: the same face
+                for (const Face &candidate : found) {
+                    if (candidate.landmark_count < 5) continue;
+                    const float cx = candidate.box.x + candidate.box.width / 2 - kCrop / 2.f;
+                    const float cy = candidate.box.y + candidate.box.height / 2 - kCrop / 2.f;
+                    const float distance = std::sqrt(cx * cx + cy * cy);
+                    if (distance < best_distance) {
+                        best_distance = distance;
+                        best = &candidate;
+                    }
+                }
+                if (best == nullptr) break;
+                cv::Mat inverse;
+                cv::invertAffineTransform(forward, inverse);
+                const double *m = inverse.ptr<double>(0);
+                const double *m1 = inverse.ptr<double>(1);
+                for (int k = 0; k < 5; ++k) {
+                    const double x = best->landmarks[2 * k], y = best->landmarks[2 * k + 1];
+                    face.landmarks[2 * k] = static_cast<float>(m[0] * x + m[1] * y + m[2]);
+                    face.landmarks[2 * k + 1] = static_cast<float>(m1[0] * x + m1[1] * y + m1[2]);
+                }
+                changed = true;
+            }
+            if (changed) ++n;
+        }
+        refined = n;
+    });
+    return refined;
+}
+
 void fwcv_detector_destroy(fwcv_detector *detector) { delete detector; }
 
 } // extern "C"

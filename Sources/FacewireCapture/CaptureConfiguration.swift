@@ -37,6 +37,8 @@ public struct CaptureConfiguration: Sendable {
     public var maxAgeMilliseconds: Int
     /// The epoch announced for this run (a new one every start by default).
     public var epoch: UInt64
+    /// The stream's detection settings, sent in every frame header; `nil` leaves them to each worker.
+    public var settings: DetectionSettings?
 
     public init(
         source: String,
@@ -49,7 +51,8 @@ public struct CaptureConfiguration: Sendable {
         maxFrames: Int? = nil,
         jpegQuality: Int = 85,
         maxAgeMilliseconds: Int = 2000,
-        epoch: UInt64 = UInt64(Clock.wallMicroseconds())
+        epoch: UInt64 = UInt64(Clock.wallMicroseconds()),
+        settings: DetectionSettings? = nil
     ) {
         self.source = source
         self.stream = stream
@@ -62,5 +65,6 @@ public struct CaptureConfiguration: Sendable {
         self.jpegQuality = jpegQuality
         self.maxAgeMilliseconds = maxAgeMilliseconds
         self.epoch = epoch
+        self.settings = settings
     }
 }

@@ -170,6 +170,7 @@ public final class CaptureNode: @unchecked Sendable {
                 header.width = UInt32(frame.width)
                 header.height = UInt32(frame.height)
                 header.orientation = UInt32(frame.orientation.rawValue)
+                if let settings = configuration.settings { header.settings = settings }
                 if fps != nil, configuration.maxAgeMilliseconds > 0 {
                     header.deadlineUs = header.captureTimeUs + Int64(configuration.maxAgeMilliseconds) * 1000
                 }

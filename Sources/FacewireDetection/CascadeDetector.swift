@@ -40,7 +40,7 @@ public final class CascadeDetector: FaceDetector {
     public init(
         faceCascadePath: String? = nil, eyeCascadePath: String? = CascadeDetector.defaultEyeCascadePath,
         scoreThreshold: Float = CascadeDetector.defaultScoreThreshold,
-        inputWidth: Int? = CascadeDetector.defaultInputWidth, maxFaces: Int = 64
+        inputWidth: Int? = CascadeDetector.defaultInputWidth, maxFaces: Int = AnalysisOptions.maxFacesLimit
     ) throws {
         guard let facePath = faceCascadePath ?? Self.defaultFaceCascadePath else {
             throw DetectionError(
@@ -59,8 +59,8 @@ public final class CascadeDetector: FaceDetector {
     }
 
     /// Finds faces, best first, in `image`'s coordinates.
-    public func detect(_ image: PixelImage) throws -> [DetectedFace] {
-        try native.detect(image)
+    public func detect(_ image: PixelImage, inputWidth: Int?) throws -> [DetectedFace] {
+        try native.detect(image, inputWidth: inputWidth)
     }
 
     private static func findCascade(_ name: String) -> String? {

@@ -31,7 +31,7 @@ public final class CenterFaceDetector: FaceDetector {
     /// - Throws: ``DetectionError`` `.modelNotFound`, `.modelLoadFailed` or `.invalidConfiguration`.
     public init(
         modelPath: String, scoreThreshold: Float = CenterFaceDetector.defaultScoreThreshold,
-        nmsThreshold: Float = 0.3, inputWidth: Int? = CenterFaceDetector.defaultInputWidth, maxFaces: Int = 64
+        nmsThreshold: Float = 0.3, inputWidth: Int? = CenterFaceDetector.defaultInputWidth, maxFaces: Int = AnalysisOptions.maxFacesLimit
     ) throws {
         native = try NativeDetector.create(
             what: "CenterFace model", path: modelPath, inputWidth: inputWidth, scoreThreshold: scoreThreshold,
@@ -39,10 +39,11 @@ public final class CenterFaceDetector: FaceDetector {
         ) { err, length in
             fwcv_centerface_create(modelPath, scoreThreshold, nmsThreshold, err, length)
         }
+        native.refineTilted = true
     }
 
     /// Finds faces, best first, in `image`'s coordinates.
-    public func detect(_ image: PixelImage) throws -> [DetectedFace] {
-        try native.detect(image)
+    public func detect(_ image: PixelImage, inputWidth: Int?) throws -> [DetectedFace] {
+        try native.detect(image, inputWidth: inputWidth)
     }
 }

@@ -16,6 +16,13 @@ public struct DetectedFace: Sendable, Equatable {
     public var mouth: FacePoint?
     /// The tip of the nose.
     public var nose: FacePoint?
+    /// The mouth corners on the image's left and right, when the backend gives them (used by the classifiers).
+    public var mouthCorners: (left: FacePoint, right: FacePoint)? {
+        get { mouthLeft.flatMap { l in mouthRight.map { (l, $0) } } }
+        set { mouthLeft = newValue?.left; mouthRight = newValue?.right }
+    }
+    var mouthLeft: FacePoint?
+    var mouthRight: FacePoint?
     /// Roll of the face in degrees, from the eye line:
     /// `atan2(rightEye.y - leftEye.y, rightEye.x - leftEye.x)` in degrees, in `-90...90`.
     ///
@@ -25,11 +32,17 @@ public struct DetectedFace: Sendable, Equatable {
     /// The detector's confidence. YuNet and CenterFace give a probability in `0...1`; the cascade maps its
     /// neighbour count `n` to `n / (n + 5)`.
     public var confidence: Float
+    /// Yaw (turn left/right) in degrees from the landmarks' geometry (see ``yawAngle(leftEye:rightEye:nose:)``):
+    /// positive when the face turns toward the image's right. `nil` without both eyes and the nose.
+    public var yaw: Float?
+    /// The smile and eyes-closed classifiers' results; `nil` fields mean the classifier did not run.
+    public var expression: FaceExpression
 
     /// Creates a face. ``faceAngle`` is computed from the eyes when it is not given.
     public init(
         bounds: FaceRect, leftEye: FacePoint? = nil, rightEye: FacePoint? = nil, mouth: FacePoint? = nil,
-        nose: FacePoint? = nil, faceAngle: Float? = nil, confidence: Float
+        nose: FacePoint? = nil, faceAngle: Float? = nil, confidence: Float, yaw: Float? = nil,
+        expression: FaceExpression = FaceExpression()
     ) {
         self.bounds = bounds
         self.leftEye = leftEye
@@ -38,6 +51,8 @@ public struct DetectedFace: Sendable, Equatable {
         self.nose = nose
         self.faceAngle = faceAngle ?? Self.rollAngle(leftEye: leftEye, rightEye: rightEye)
         self.confidence = confidence
+        self.yaw = yaw ?? Self.yawAngle(leftEye: leftEye, rightEye: rightEye, nose: nose)
+        self.expression = expression
     }
 
     /// The roll angle in degrees for two eyes (see ``faceAngle``), or `nil` if either is missing.
@@ -49,13 +64,66 @@ public struct DetectedFace: Sendable, Equatable {
         return Float(atan2(dy, dx) * 180 / Double.pi)
     }
 
+    /// How far the nose tip sits in depth in front of the eye centres, as a fraction of half the inter-ocular
+    /// distance: the `d/e` of the yaw model in ``yawAngle(leftEye:rightEye:nose:)``.
+    public static let noseDepthRatio: Double = 1 / 0.92
+
+    /// Yaw in degrees from three landmarks, with a rigid-head model: eyes at `±e` and the nose tip `d` in front
+    /// of them. Turning the head by θ moves the projected nose off the eye midpoint by `d·sin θ` while the
+    /// projected half inter-ocular distance shrinks to `e·cos θ`, so, measured along the (roll-corrected) eye
+    /// line, `offset / halfIOD = (d/e)·tan θ` and θ = atan(offset / (halfIOD · d/e)).
+    ///
+    /// Positive when the nose lies to the image's right of the eye midpoint (the face turns toward the image's
+    /// right). `nil` when a point is missing or the eyes coincide.
+    public static func yawAngle(leftEye: FacePoint?, rightEye: FacePoint?, nose: FacePoint?) -> Float? {
+        guard let left = leftEye, let right = rightEye, let nose else { return nil }
+        let ex = Double(right.x - left.x)
+        let ey = Double(right.y - left.y)
+        let distance = (ex * ex + ey * ey).squareRoot()
+        guard distance > 0 else { return nil }
+        let midX = Double(left.x + right.x) / 2
+        let midY = Double(left.y + right.y) / 2
+        let offset = ((Double(nose.x) - midX) * ex + (Double(nose.y) - midY) * ey) / distance
+        let ratio = offset / (distance / 2 * noseDepthRatio)
+        return Float(atan(ratio) * 180 / Double.pi)
+    }
+
     /// This face with every coordinate multiplied by `sx` horizontally and `sy` vertically (for example to map
     /// from a downscaled image back to full resolution). ``faceAngle`` is recomputed.
     public func scaled(x sx: Float, y sy: Float) -> DetectedFace {
         func point(_ p: FacePoint?) -> FacePoint? { p.map { FacePoint(x: $0.x * sx, y: $0.y * sy) } }
-        return DetectedFace(
+        var face = DetectedFace(
             bounds: FaceRect(x: bounds.x * sx, y: bounds.y * sy, width: bounds.width * sx, height: bounds.height * sy),
             leftEye: point(leftEye), rightEye: point(rightEye), mouth: point(mouth), nose: point(nose),
-            confidence: confidence)
+            confidence: confidence, expression: expression)
+        face.mouthLeft = point(mouthLeft)
+        face.mouthRight = point(mouthRight)
+        return face
+    }
+}
+
+/// What the smile and eyes-closed classifiers found on one face. Scores are in `0...1`; a `nil` score means the
+/// classifier did not run (switched off, or the face lacked the landmarks it needs), and its flag is then false.
+public struct FaceExpression: Sendable, Equatable {
+    /// The smile classifier's score; `hasSmile` is `smileScore >= ` its operating point.
+    public var smileScore: Float?
+    public var hasSmile: Bool
+    /// The eyes-closed classifier's score for the eye on the image's left (smaller x).
+    public var leftEyeClosedScore: Float?
+    public var leftEyeClosed: Bool
+    /// The same for the eye on the image's right.
+    public var rightEyeClosedScore: Float?
+    public var rightEyeClosed: Bool
+
+    public init(
+        smileScore: Float? = nil, hasSmile: Bool = false, leftEyeClosedScore: Float? = nil, leftEyeClosed: Bool = false,
+        rightEyeClosedScore: Float? = nil, rightEyeClosed: Bool = false
+    ) {
+        self.smileScore = smileScore
+        self.hasSmile = hasSmile
+        self.leftEyeClosedScore = leftEyeClosedScore
+        self.leftEyeClosed = leftEyeClosed
+        self.rightEyeClosedScore = rightEyeClosedScore
+        self.rightEyeClosed = rightEyeClosed
     }
 }

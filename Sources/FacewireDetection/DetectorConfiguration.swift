@@ -22,13 +22,13 @@ public struct DetectorConfiguration: Sendable, Equatable {
     public var inputWidth: Int?
     /// Minimum confidence in `0...1`; `nil` uses the backend's default.
     public var scoreThreshold: Float?
-    /// Most faces returned per image.
+    /// Most faces the detector returns per image, best first (``AnalysisOptions/maxFaces`` then keeps fewer).
     public var maxFaces: Int
 
     /// Creates a configuration. The defaults pick a backend automatically.
     public init(
         backend: Backend = .auto, modelPath: String? = nil, inputWidth: Int? = nil, scoreThreshold: Float? = nil,
-        maxFaces: Int = 64
+        maxFaces: Int = AnalysisOptions.maxFacesLimit
     ) {
         self.backend = backend
         self.modelPath = modelPath

@@ -1,4 +1,4 @@
-/// The result of ``FrameAnalyzer/analyze(jpeg:orientation:)-(UnsafeRawBufferPointer,_)``: the faces of one frame.
+/// The result of ``FrameAnalyzer/analyze(jpeg:orientation:options:)-(UnsafeRawBufferPointer,Orientation,_)``: the faces of one frame.
 public struct FrameAnalysis: Sendable, Equatable {
     /// Width of the **upright** frame at full resolution (after applying the EXIF orientation).
     public var width: Int
@@ -8,15 +8,21 @@ public struct FrameAnalysis: Sendable, Equatable {
     public var faces: [DetectedFace]
     /// Time spent reading the header, decoding (DCT-scaled) and rotating into the upright frame.
     public var decodeMilliseconds: Double
-    /// Time spent in the detector, including its resize and the mapping of coordinates.
+    /// Time spent in the detector, including its resize and the size and count filters.
     public var detectMilliseconds: Double
+    /// Time spent in the smile and eyes-closed classifiers, all faces together (0 when none ran).
+    public var classifyMilliseconds: Double
 
     /// Creates an analysis.
-    public init(width: Int, height: Int, faces: [DetectedFace], decodeMilliseconds: Double, detectMilliseconds: Double) {
+    public init(
+        width: Int, height: Int, faces: [DetectedFace], decodeMilliseconds: Double, detectMilliseconds: Double,
+        classifyMilliseconds: Double = 0
+    ) {
         self.width = width
         self.height = height
         self.faces = faces
         self.decodeMilliseconds = decodeMilliseconds
         self.detectMilliseconds = detectMilliseconds
+        self.classifyMilliseconds = classifyMilliseconds
     }
 }

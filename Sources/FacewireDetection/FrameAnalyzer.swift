@@ -13,6 +13,8 @@ public final class FrameAnalyzer {
     public let detector: any FaceDetector
     /// Pixel format decoded for the detector (`.bgr` by default; `.grey` is cheaper for the cascade).
     public let format: PixelImage.Format
+    /// The smile and eyes-closed classifier, or `nil` to never classify.
+    public let classifier: (any ExpressionClassifier)?
     private let decoder: JPEGDecoder
 
     /// Creates an analyzer around `detector`.
@@ -20,10 +22,15 @@ public final class FrameAnalyzer {
     ///   - detector: the detector to run (owned by this analyzer from now on; do not use it elsewhere).
     ///   - limits: checked against the JPEG header before any pixels are decoded (default 8192 × 8192, 16 MiB).
     ///   - format: the pixel format to decode into.
+    ///   - classifier: the smile and eyes-closed classifier (owned by this analyzer from now on), or `nil`.
     /// - Throws: ``ImageError`` if libturbojpeg cannot create a decoder.
-    public init(detector: any FaceDetector, limits: ImageLimits = .standard, format: PixelImage.Format = .bgr) throws {
+    public init(
+        detector: any FaceDetector, limits: ImageLimits = .standard, format: PixelImage.Format = .bgr,
+        classifier: (any ExpressionClassifier)? = nil
+    ) throws {
         self.detector = detector
         self.format = format
+        self.classifier = classifier
         self.decoder = try JPEGDecoder(limits: limits)
     }
 
@@ -34,47 +41,82 @@ public final class FrameAnalyzer {
     /// - Throws: ``DetectionError`` `.invalidImage` for an orientation outside 0...8, ``ImageError`` for data that
     ///   is not a JPEG, is truncated or corrupt, or exceeds the limits (checked on the header, before decoding),
     ///   and ``DetectionError`` when detection fails.
-    public func analyze(jpeg: UnsafeRawBufferPointer, orientation: Int) throws -> FrameAnalysis {
+    public func analyze(
+        jpeg: UnsafeRawBufferPointer, orientation: Int, options: AnalysisOptions = AnalysisOptions()
+    ) throws -> FrameAnalysis {
         guard (0...8).contains(orientation) else {
             throw DetectionError(.invalidImage, "orientation \(orientation) is not an EXIF orientation (1...8, or 0 for unknown)")
         }
-        return try analyze(jpeg: jpeg, orientation: Orientation(rawValue: orientation))
+        return try analyze(jpeg: jpeg, orientation: Orientation(rawValue: orientation), options: options)
     }
 
     /// Analyzes one JPEG frame. See ``analyze(jpeg:orientation:)-(UnsafeRawBufferPointer,Int)``.
-    public func analyze(jpeg: [UInt8], orientation: Int) throws -> FrameAnalysis {
-        try jpeg.withUnsafeBytes { try analyze(jpeg: $0, orientation: orientation) }
+    public func analyze(jpeg: [UInt8], orientation: Int, options: AnalysisOptions = AnalysisOptions()) throws -> FrameAnalysis {
+        try jpeg.withUnsafeBytes { try analyze(jpeg: $0, orientation: orientation, options: options) }
     }
 
     /// Analyzes one JPEG frame, taking the orientation from its EXIF data (upright when there is none).
-    public func analyze(jpeg: [UInt8]) throws -> FrameAnalysis {
-        try jpeg.withUnsafeBytes { try analyze(jpeg: $0, orientation: Orientation.exif(inJPEG: $0) ?? .up) }
+    public func analyze(jpeg: [UInt8], options: AnalysisOptions = AnalysisOptions()) throws -> FrameAnalysis {
+        try jpeg.withUnsafeBytes {
+            try analyze(jpeg: $0, orientation: Orientation.exif(inJPEG: $0) ?? .up, options: options)
+        }
     }
 
     /// Analyzes one JPEG frame stored with `orientation`.
-    /// - Throws: ``ImageError`` for bad JPEG data, ``DetectionError`` when detection fails.
-    public func analyze(jpeg: UnsafeRawBufferPointer, orientation: Orientation) throws -> FrameAnalysis {
+    ///
+    /// The steps: read the header; decode once, with DCT-domain scaling, to the smallest size whose upright
+    /// width reaches what the detector needs (and, when classifiers run, at least 640 px or the full width, so
+    /// that eyes and mouths keep enough pixels); bring it upright; detect at the width `options` asks for; drop
+    /// faces below the minimum size; keep the `maxFaces` most confident; classify those on the same pixels;
+    /// scale the coordinates to the upright frame at full resolution.
+    /// - Throws: ``ImageError`` for bad JPEG data, ``DetectionError`` when the options are invalid or detection
+    ///   fails.
+    public func analyze(
+        jpeg: UnsafeRawBufferPointer, orientation: Orientation, options: AnalysisOptions = AnalysisOptions()
+    ) throws -> FrameAnalysis {
+        try options.validate()
         let clock = ContinuousClock()
         let decodeStart = clock.now
         let header = try decoder.readHeader(jpeg)
         let upright = orientation.uprightSize(width: header.width, height: header.height)
-        let scale = ScalingFactor.smallest(reaching: detector.inputWidth ?? 0, from: upright.width)
+        let detectorWidth = options.detectorWidth(base: detector.inputWidth, imageWidth: upright.width)
+        var neededWidth = detectorWidth ?? upright.width
+        let classify = classifier != nil && !options.classifiers.isEmpty
+        if classify { neededWidth = max(neededWidth, min(upright.width, Self.classifierWidth)) }
+        let scale = ScalingFactor.smallest(reaching: neededWidth, from: upright.width)
         let stored = try decoder.decode(jpeg, scale: scale, format: format)
         let image = orientation.applied(to: stored)
         let decodeEnd = clock.now
 
-        var faces = try detector.detect(image)
         let sx = Float(upright.width) / Float(max(1, image.width))
         let sy = Float(upright.height) / Float(max(1, image.height))
+        var faces = try detector.detect(image, inputWidth: detectorWidth.map { min($0, 8192) })
+        let minimum = options.minimumFaceHeight(width: upright.width, height: upright.height) / sy
+        if minimum > 0 { faces.removeAll { $0.bounds.height < minimum } }
+        if faces.count > options.maxFaces {
+            faces.sort { $0.confidence > $1.confidence }
+            faces.removeLast(faces.count - options.maxFaces)
+        }
+        let detectEnd = clock.now
+
+        if classify, let classifier {
+            for index in faces.indices {
+                faces[index].expression = try classifier.classify(image, face: faces[index], which: options.classifiers)
+            }
+        }
+        let classifyEnd = clock.now
         if sx != 1 || sy != 1 {
             faces = faces.map { $0.scaled(x: sx, y: sy) }
         }
-        let detectEnd = clock.now
         return FrameAnalysis(
             width: upright.width, height: upright.height, faces: faces,
             decodeMilliseconds: Self.milliseconds(decodeEnd - decodeStart),
-            detectMilliseconds: Self.milliseconds(detectEnd - decodeEnd))
+            detectMilliseconds: Self.milliseconds(detectEnd - decodeEnd),
+            classifyMilliseconds: classify ? Self.milliseconds(classifyEnd - detectEnd) : 0)
     }
+
+    /// When classifiers run, frames are decoded at least this wide (or at full width when narrower).
+    public static let classifierWidth = 640
 
     static func milliseconds(_ duration: Duration) -> Double {
         let (seconds, attoseconds) = duration.components

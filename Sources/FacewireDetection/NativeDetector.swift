@@ -7,6 +7,8 @@ final class NativeDetector {
     let inputWidth: Int?
     let scoreThreshold: Float
     let maxFaces: Int
+    /// Whether tilted faces get their landmarks refined (the 5-landmark backends).
+    var refineTilted = false
     private var buffer: [fwcv_face]
 
     static let errorLength = 1024
@@ -33,10 +35,14 @@ final class NativeDetector {
         return NativeDetector(handle: handle, inputWidth: inputWidth, scoreThreshold: scoreThreshold, maxFaces: maxFaces)
     }
 
-    static func validate(inputWidth: Int?, scoreThreshold: Float, maxFaces: Int) throws {
+    static func validate(inputWidth: Int?) throws {
         if let inputWidth, !(16...8192).contains(inputWidth) {
             throw DetectionError(.invalidConfiguration, "input width \(inputWidth) is outside 16...8192")
         }
+    }
+
+    static func validate(inputWidth: Int?, scoreThreshold: Float, maxFaces: Int) throws {
+        try validate(inputWidth: inputWidth)
         guard scoreThreshold.isFinite, (0...1).contains(scoreThreshold) else {
             throw DetectionError(.invalidConfiguration, "score threshold \(scoreThreshold) is outside 0...1")
         }
@@ -57,7 +63,8 @@ final class NativeDetector {
         fwcv_detector_destroy(handle)
     }
 
-    func detect(_ image: PixelImage) throws -> [DetectedFace] {
+    func detect(_ image: PixelImage, inputWidth: Int?) throws -> [DetectedFace] {
+        try Self.validate(inputWidth: inputWidth)
         let channels = image.format.channels
         guard image.width > 0, image.height > 0 else {
             throw DetectionError(.invalidImage, "image is empty (\(image.width)×\(image.height))")
@@ -86,13 +93,29 @@ final class NativeDetector {
             let message = String(decoding: errorText.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             throw DetectionError(.detectionFailed, message.isEmpty ? "detection failed" : message)
         }
-        var result: [DetectedFace] = []
-        result.reserveCapacity(Int(count))
-        for face in buffer.prefix(Int(count)) where face.score >= scoreThreshold {
-            result.append(Self.convert(face))
+        // Faces come best first: those at or above the threshold are a prefix.
+        let kept = buffer.prefix(Int(count)).prefix { $0.score >= scoreThreshold }.count
+        if refineTilted, kept > 0 {
+            let refined = image.bytes.withUnsafeBufferPointer { pixels in
+                buffer.withUnsafeMutableBufferPointer { faces in
+                    errorText.withUnsafeMutableBufferPointer { err in
+                        fwcv_refine_tilted(
+                            handle, pixels.baseAddress, Int32(image.width), Int32(image.height), Int32(image.stride),
+                            Int32(channels), faces.baseAddress, Int32(kept), Self.refineAngle, err.baseAddress, err.count)
+                    }
+                }
+            }
+            guard refined >= 0 else {
+                let message = String(decoding: errorText.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                throw DetectionError(.detectionFailed, message.isEmpty ? "landmark refinement failed" : message)
+            }
         }
-        return result
+        return buffer.prefix(kept).map(Self.convert)
     }
+
+    /// Faces whose eye line is tilted at least this many degrees get their landmarks refined on an upright crop
+    /// (see `fwcv_refine_tilted`): the landmark models underestimate roll beyond about 10°.
+    static let refineAngle: Float = 8
 
     /// Converts a C face: eyes are assigned by x order, the mouth is the midpoint of the corners.
     static func convert(_ face: fwcv_face) -> DetectedFace {
@@ -113,8 +136,12 @@ final class NativeDetector {
             nose = points[2]
             mouth = FacePoint.midpoint(points[3], points[4])
         }
-        return DetectedFace(
+        var result = DetectedFace(
             bounds: FaceRect(x: face.x, y: face.y, width: face.width, height: face.height),
             leftEye: leftEye, rightEye: rightEye, mouth: mouth, nose: nose, confidence: face.score)
+        if face.landmark_count >= 5 {
+            result.mouthCorners = points[3].x <= points[4].x ? (points[3], points[4]) : (points[4], points[3])
+        }
+        return result
     }
 }

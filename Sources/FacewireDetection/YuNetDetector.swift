@@ -28,7 +28,7 @@ public final class YuNetDetector: FaceDetector {
     /// - Throws: ``DetectionError`` `.modelNotFound`, `.modelLoadFailed` or `.invalidConfiguration`.
     public init(
         modelPath: String, scoreThreshold: Float = YuNetDetector.defaultScoreThreshold, nmsThreshold: Float = 0.3,
-        inputWidth: Int? = YuNetDetector.defaultInputWidth, maxFaces: Int = 64
+        inputWidth: Int? = YuNetDetector.defaultInputWidth, maxFaces: Int = AnalysisOptions.maxFacesLimit
     ) throws {
         native = try NativeDetector.create(
             what: "YuNet model", path: modelPath, inputWidth: inputWidth, scoreThreshold: scoreThreshold,
@@ -36,10 +36,11 @@ public final class YuNetDetector: FaceDetector {
         ) { err, length in
             fwcv_yunet_create(modelPath, scoreThreshold, nmsThreshold, 5000, err, length)
         }
+        native.refineTilted = true
     }
 
     /// Finds faces, best first, in `image`'s coordinates.
-    public func detect(_ image: PixelImage) throws -> [DetectedFace] {
-        try native.detect(image)
+    public func detect(_ image: PixelImage, inputWidth: Int?) throws -> [DetectedFace] {
+        try native.detect(image, inputWidth: inputWidth)
     }
 }

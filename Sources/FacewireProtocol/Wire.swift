@@ -7,6 +7,7 @@ public typealias Ready = Facewire_V1_Ready
 public typealias WireFace = Facewire_V1_Face
 public typealias WirePoint = Facewire_V1_Point
 public typealias WireRect = Facewire_V1_Rect
+public typealias DetectionSettings = Facewire_V1_DetectionSettings
 public typealias FrameStatus = Facewire_V1_FrameStatus
 public typealias FrameTimings = Facewire_V1_Timings
 public typealias FrameResult = Facewire_V1_FrameResult

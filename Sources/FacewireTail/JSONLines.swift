@@ -28,7 +28,9 @@ public enum JSONLines {
         if frame.hasTimings {
             let t = frame.timings
             out += ",\"timings\":{\"queue\":\(number(t.queueMs, 2)),\"decode\":\(number(t.decodeMs, 2)),"
-            out += "\"detect\":\(number(t.detectMs, 2)),\"total\":\(number(t.totalMs, 2))}"
+            out += "\"detect\":\(number(t.detectMs, 2)),"
+            if t.classifyMs != 0 { out += "\"classify\":\(number(t.classifyMs, 2))," }
+            out += "\"total\":\(number(t.totalMs, 2))}"
         }
         out += ",\"faces\":["
         for (index, face) in frame.faces.enumerated() {
@@ -61,7 +63,17 @@ public enum JSONLines {
         if face.hasRightEye { out += ",\"rightEyePosition\":\(point(face.rightEye))" }
         if face.hasMouth { out += ",\"mouthPosition\":\(point(face.mouth))" }
         if face.hasFaceAngle { out += ",\"faceAngle\":\(number(face.faceAngle, 1))" }
+        if face.hasYaw { out += ",\"yaw\":\(number(face.yaw, 1))" }
         out += ",\"confidence\":\(number(face.confidence, 3))"
+        if face.hasSmileScore {
+            out += ",\"hasSmile\":\(face.hasSmile_p),\"smileScore\":\(number(face.smileScore, 3))"
+        }
+        if face.hasLeftEyeClosedScore {
+            out += ",\"leftEyeClosed\":\(face.leftEyeClosed),\"leftEyeClosedScore\":\(number(face.leftEyeClosedScore, 3))"
+        }
+        if face.hasRightEyeClosedScore {
+            out += ",\"rightEyeClosed\":\(face.rightEyeClosed),\"rightEyeClosedScore\":\(number(face.rightEyeClosedScore, 3))"
+        }
         if face.trackingID != 0 {
             out += ",\"trackingID\":\(face.trackingID),\"trackingFrameCount\":\(face.trackingFrameCount)"
         }

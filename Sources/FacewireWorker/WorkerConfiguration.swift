@@ -13,18 +13,22 @@ public struct WorkerConfiguration: Sendable {
     public var detector: DetectorConfiguration
     /// This worker's id in results; threads append `/tN`.
     public var workerID: String
+    /// The analysis options for frames whose header leaves a setting unset.
+    public var analysis: AnalysisOptions
 
     public init(
         collector: String,
         captures: [String] = [],
         threads: Int,
         detector: DetectorConfiguration,
-        workerID: String
+        workerID: String,
+        analysis: AnalysisOptions = AnalysisOptions()
     ) {
         self.collector = collector
         self.captures = captures
         self.threads = threads
         self.detector = detector
         self.workerID = workerID
+        self.analysis = analysis
     }
 }

@@ -31,7 +31,9 @@ public final class WorkerNode: @unchecked Sendable {
         setOpenCVThreads(1)
         var analyzers: [FrameAnalyzer] = []
         for _ in 0..<max(1, configuration.threads) {
-            analyzers.append(try FrameAnalyzer(detector: try makeFaceDetector(configuration.detector)))
+            analyzers.append(
+                try FrameAnalyzer(
+                    detector: try makeFaceDetector(configuration.detector), classifier: try makeExpressionClassifier()))
         }
         stop.onStop { [context] in context.shutdown() }
         let threads = NodeThreads()
@@ -172,7 +174,8 @@ public final class WorkerNode: @unchecked Sendable {
     }
 
     func process(_ frame: FrameMessage, receivedAt: Int64, analyzer: FrameAnalyzer, workerID: String) -> FrameResult {
-        let result = Self.analyse(frame, receivedAt: receivedAt, analyzer: analyzer, workerID: workerID)
+        let result = Self.analyse(
+            frame, receivedAt: receivedAt, analyzer: analyzer, workerID: workerID, defaults: configuration.analysis)
         switch result.status {
         case .processed: counters.add("frames_processed")
         case .dropped: counters.add("frames_stale")
@@ -181,8 +184,12 @@ public final class WorkerNode: @unchecked Sendable {
         return result
     }
 
-    /// Turns a frame into its result: processed, dropped (past its deadline) or error (undecodable).
-    public static func analyse(_ frame: FrameMessage, receivedAt: Int64, analyzer: FrameAnalyzer, workerID: String) -> FrameResult {
+    /// Turns a frame into its result: processed, dropped (past its deadline) or error (undecodable, or invalid
+    /// settings). The frame's per-stream settings override `defaults` field by field.
+    public static func analyse(
+        _ frame: FrameMessage, receivedAt: Int64, analyzer: FrameAnalyzer, workerID: String,
+        defaults: AnalysisOptions = AnalysisOptions()
+    ) -> FrameResult {
         var result = FrameResult()
         result.stream = frame.header.stream
         result.epoch = frame.header.epoch
@@ -200,12 +207,14 @@ public final class WorkerNode: @unchecked Sendable {
             return result
         }
         do {
-            let analysis = try analyzer.analyze(jpeg: frame.jpeg, orientation: Int(frame.header.orientation))
+            let options = frame.header.hasSettings ? try defaults.applying(frame.header.settings) : defaults
+            let analysis = try analyzer.analyze(jpeg: frame.jpeg, orientation: Int(frame.header.orientation), options: options)
             result.status = .processed
             result.width = UInt32(analysis.width)
             result.height = UInt32(analysis.height)
             timings.decodeMs = Float(analysis.decodeMilliseconds)
             timings.detectMs = Float(analysis.detectMilliseconds)
+            timings.classifyMs = Float(analysis.classifyMilliseconds)
             result.faces = analysis.faces.map(WireFace.init)
         } catch {
             result.status = .error
@@ -231,7 +240,21 @@ extension WireFace {
         if let point = face.mouth { mouth = WirePoint(point) }
         if let point = face.nose { nose = WirePoint(point) }
         if let angle = face.faceAngle { faceAngle = angle }
+        if let yaw = face.yaw { self.yaw = yaw }
         confidence = face.confidence
+        let expression = face.expression
+        if let score = expression.smileScore {
+            smileScore = score
+            hasSmile_p = expression.hasSmile
+        }
+        if let score = expression.leftEyeClosedScore {
+            leftEyeClosedScore = score
+            leftEyeClosed = expression.leftEyeClosed
+        }
+        if let score = expression.rightEyeClosedScore {
+            rightEyeClosedScore = score
+            rightEyeClosed = expression.rightEyeClosed
+        }
     }
 }
 

@@ -21,7 +21,7 @@ enum Entry {
                 role = String(arguments[index].dropFirst("--role=".count))
                 arguments.remove(at: index)
             }
-        } else if let first = arguments.first, Role(rawValue: first) != nil || first == "detect" {
+        } else if let first = arguments.first, Role(rawValue: first) != nil || ["detect", "eval"].contains(first) {
             role = arguments.removeFirst()
         } else if let fromEnvironment = environment["FACEWIRE_ROLE"], !fromEnvironment.isEmpty,
             !arguments.contains("--help"), !arguments.contains("-h")
@@ -58,7 +58,7 @@ struct FacewireCommand: ParsableCommand {
             """,
         subcommands: [
             CaptureCommand.self, WorkerCommand.self, CollectorCommand.self, TailCommand.self, LocalCommand.self,
-            DetectCommand.self,
+            DetectCommand.self, EvalCommand.self,
         ]
     )
 }

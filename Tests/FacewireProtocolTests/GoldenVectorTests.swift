@@ -53,6 +53,8 @@ struct GoldenVectorTests {
         let required: Set<String> = [
             "frame", "ready", "envelope_hello_capture", "envelope_result", "envelope_skipped", "envelope_end",
             "stream_frame", "stream_event", "stream_end", "stream_heartbeat", "bad_version", "truncated", "bad_stream_id",
+            "frame_settings", "frame_settings_no_classifiers", "frame_settings_empty", "frame_settings_unknown",
+            "envelope_result_expression", "stream_frame_expression",
         ]
         #expect(required.isSubset(of: Set(vectors.map(\.name))))
 
@@ -152,6 +154,119 @@ struct GoldenVectorDetailTests {
         #expect(frame.timings.totalMs == 40.5)
     }
 
+    @Test func resultWithoutClassifiersHasNoExpressionFields() throws {
+        // The vectors made before the classifiers existed decode with every new field absent or false.
+        let envelope = try Envelope(part: try parts("envelope_result")[0])
+        guard case .result(let result) = envelope.body else {
+            Issue.record("not a result: \(envelope)")
+            return
+        }
+        #expect(result.timings.classifyMs == 0)
+        for face in result.faces {
+            #expect(!face.hasYaw && !face.hasSmileScore && !face.hasLeftEyeClosedScore && !face.hasRightEyeClosedScore)
+            #expect(!face.hasSmile_p && !face.leftEyeClosed && !face.rightEyeClosed)
+        }
+    }
+
+    private func expressionResult(_ name: String) throws -> FrameResult? {
+        let wire = try parts(name)
+        if name.hasPrefix("stream") {
+            if case .frame(let frame) = try StreamMessage(parts: wire).body { return frame }
+        } else if case .result(let result) = try Envelope(part: wire[0]).body {
+            return result
+        }
+        Issue.record("\(name) holds no frame result")
+        return nil
+    }
+
+    @Test(arguments: ["envelope_result_expression", "stream_frame_expression"])
+    func expressionFields(_ name: String) throws {
+        guard let result = try expressionResult(name) else { return }
+        #expect(result.timings.classifyMs == 4.5)
+        #expect(result.faces.count == 3)
+
+        // Every classifier ran.
+        let all = result.faces[0]
+        #expect(all.hasYaw && all.yaw == 12.5)
+        #expect(all.hasSmileScore && all.smileScore == 0.8125 && all.hasSmile_p)
+        #expect(all.hasLeftEyeClosedScore && all.leftEyeClosedScore == 0, "a score of 0.0 is present")
+        #expect(!all.leftEyeClosed)
+        #expect(all.hasRightEyeClosedScore && all.rightEyeClosedScore == 0.75 && all.rightEyeClosed)
+
+        // Yaw 0 and a smile score present; the eyes-closed classifier did not run.
+        let smile = result.faces[1]
+        #expect(smile.hasYaw && smile.yaw == 0, "a yaw of 0.0 is present")
+        #expect(smile.hasSmileScore && smile.smileScore == 0.25 && !smile.hasSmile_p)
+        #expect(!smile.hasLeftEyeClosedScore && !smile.hasRightEyeClosedScore)
+        #expect(!smile.leftEyeClosed && !smile.rightEyeClosed)
+
+        // No landmarks: no yaw, no classifier.
+        let bare = result.faces[2]
+        #expect(!bare.hasYaw && !bare.hasSmileScore && !bare.hasLeftEyeClosedScore && !bare.hasRightEyeClosedScore)
+        #expect(!bare.hasSmile_p && !bare.leftEyeClosed && !bare.rightEyeClosed)
+    }
+
+    @Test func zeroOptionalFloatsAreOnTheWire() throws {
+        let bytes = hex(try parts("envelope_result_expression")[0])
+        // Face 2: yaw (field 10, fixed32: key 0x55) = 0.0, written because it is optional.
+        #expect(bytes.contains("5500000000"))
+        // Face 1: has_smile (11) = true, smile_score (12) = 0.8125, right_eye_closed (14) = true,
+        // left_eye_closed_score (15) = 0.0 (present), right_eye_closed_score (16, two-byte key) = 0.75.
+        #expect(bytes.contains("5801650000503f70017d0000000085010000403f"))
+        // Timings: detect_ms 12.25 then classify_ms (field 5, key 0x2d) 4.5.
+        #expect(bytes.contains("1d000044412d00009040"))
+    }
+
+    @Test func settingsTravelInTheHeader() throws {
+        let frame = try FrameMessage(parts: try parts("frame_settings"))
+        #expect(frame.header.hasSettings)
+        let settings = frame.header.settings
+        #expect(settings.accuracy == .high)
+        #expect(settings.minFace == 48)
+        #expect(settings.maxFaces == 8)
+        #expect(settings.faceMode == .large)
+        #expect(settings.hasClassifiers && settings.classifiers == 1)
+        // The header of seq 42 with field 11 appended: key 0x5a, 10 bytes.
+        let plain = try parts("frame")[0]
+        #expect(try parts("frame_settings")[0] == plain + [0x5a, 0x0a, 0x08, 0x02, 0x10, 0x30, 0x18, 0x08, 0x20, 0x02, 0x28, 0x01])
+    }
+
+    @Test func headerWithoutSettings() throws {
+        let frame = try FrameMessage(parts: try parts("frame"))
+        #expect(!frame.header.hasSettings)
+        #expect(frame.header.settings == DetectionSettings(), "reads as every field unset")
+        #expect(!frame.header.settings.hasClassifiers)
+    }
+
+    @Test func classifiersZeroIsPresentAndDiffersFromAbsent() throws {
+        let none = try FrameMessage(parts: try parts("frame_settings_no_classifiers"))
+        #expect(none.header.hasSettings)
+        #expect(none.header.settings.hasClassifiers && none.header.settings.classifiers == 0)
+        #expect(none.header.settings.accuracy == .unset && none.header.settings.faceMode == .unset)
+        #expect(none.header.settings.minFace == 0 && none.header.settings.maxFaces == 0)
+        #expect(hex(try parts("frame_settings_no_classifiers")[0]).hasSuffix("5a022800"))
+
+        let empty = try FrameMessage(parts: try parts("frame_settings_empty"))
+        #expect(empty.header.hasSettings && !empty.header.settings.hasClassifiers)
+        #expect(hex(try parts("frame_settings_empty")[0]).hasSuffix("5a00"))
+
+        // Clearing the field (absent: the worker's default) gives the empty settings' bytes.
+        var cleared = none
+        cleared.header.settings.clearClassifiers()
+        #expect(try cleared.parts()[0] == (try parts("frame_settings_empty")[0]))
+    }
+
+    @Test func unknownSettingValuesAreKept() throws {
+        // They decode (proto3 enums are open) and re-encode unchanged; refusing them is the worker's job.
+        let frame = try FrameMessage(parts: try parts("frame_settings_unknown"))
+        let settings = frame.header.settings
+        #expect(settings.accuracy == .UNRECOGNIZED(3))
+        #expect(settings.faceMode == .UNRECOGNIZED(7))
+        #expect(settings.maxFaces == 300)
+        #expect(settings.classifiers == 0x24)
+        #expect(try frame.parts()[0] == (try parts("frame_settings_unknown")[0]))
+    }
+
     @Test func heartbeatHasAnEmptyTopicAndNoBody() throws {
         let wire = try parts("stream_heartbeat")
         #expect(wire == [[0x00], [0x08, 0x01]])
@@ -202,20 +317,41 @@ struct SwiftEncoderTests {
         #expect(try Ready(worker: Self.worker).serializedBytes() == (try file("ready.bin")))
     }
 
-    @Test func frame() throws {
+    static func header() -> FrameHeader {
         var header = FrameHeader()
         header.version = Wire.version
-        header.stream = Self.stream
-        header.epoch = Self.epoch
+        header.stream = stream
+        header.epoch = epoch
         header.seq = 42
-        header.captureTimeUs = Self.captureTime
+        header.captureTimeUs = captureTime
         header.width = 1280
         header.height = 720
         header.orientation = 6
-        header.sentTimeUs = Self.captureTime + 1433
-        header.deadlineUs = Self.captureTime + 2_000_000
-        let parts = try FrameMessage(header: header, jpeg: try file("frame_image.bin")).parts()
+        header.sentTimeUs = captureTime + 1433
+        header.deadlineUs = captureTime + 2_000_000
+        return header
+    }
+
+    @Test func frame() throws {
+        let parts = try FrameMessage(header: Self.header(), jpeg: try file("frame_image.bin")).parts()
         #expect(parts == [try file("frame_header.bin"), try file("frame_image.bin")])
+    }
+
+    @Test func frameWithSettings() throws {
+        var header = Self.header()
+        header.settings.accuracy = .high
+        header.settings.minFace = 48
+        header.settings.maxFaces = 8
+        header.settings.faceMode = .large
+        header.settings.classifiers = 1 << 0  // bit 0: smile
+        #expect(try header.serializedBytes() == (try file("frame_header_settings.bin")))
+
+        header.settings = DetectionSettings()
+        #expect(try header.serializedBytes() == (try file("frame_header_settings_empty.bin")), "present, empty")
+        header.settings.classifiers = 0
+        #expect(try header.serializedBytes() == (try file("frame_header_settings_no_classifiers.bin")), "0 is written")
+        header.clearSettings()
+        #expect(try header.serializedBytes() == (try file("frame_header.bin")))
     }
 
     @Test func helloCapture() throws {
@@ -316,6 +452,106 @@ struct SwiftEncoderTests {
         result.faces[1].trackingFrameCount = 1
         let parts = try StreamMessage(stream: Self.stream, epoch: Self.epoch, body: .frame(result)).parts()
         #expect(parts == [try file("topic_cam-1.bin"), try file("stream_frame.bin")])
+    }
+
+    /// The faces of `envelope_result_expression.bin`: every classifier; yaw 0 and smile only; none.
+    static func expressionFaces() -> [WireFace] {
+        var all = WireFace()
+        all.bounds = .with {
+            $0.x = 96
+            $0.y = 320.5
+            $0.width = 144
+            $0.height = 176
+        }
+        all.leftEye = .with {
+            $0.x = 140.25
+            $0.y = 380
+        }
+        all.rightEye = .with {
+            $0.x = 196.75
+            $0.y = 382.5
+        }
+        all.mouth = .with {
+            $0.x = 170
+            $0.y = 452
+        }
+        all.faceAngle = 2.5
+        all.confidence = 0.9375
+        all.nose = .with {
+            $0.x = 176
+            $0.y = 418
+        }
+        all.yaw = 12.5
+        all.hasSmile_p = true
+        all.smileScore = 0.8125
+        all.leftEyeClosedScore = 0
+        all.rightEyeClosed = true
+        all.rightEyeClosedScore = 0.75
+
+        var smile = WireFace()
+        smile.bounds = .with {
+            $0.x = 600
+            $0.y = 260
+            $0.width = 96
+            $0.height = 112
+        }
+        smile.leftEye = .with {
+            $0.x = 628
+            $0.y = 300
+        }
+        smile.rightEye = .with {
+            $0.x = 668
+            $0.y = 300
+        }
+        smile.mouth = .with {
+            $0.x = 648
+            $0.y = 344
+        }
+        smile.faceAngle = 0
+        smile.confidence = 0.75
+        smile.nose = .with {
+            $0.x = 648
+            $0.y = 322
+        }
+        smile.yaw = 0
+        smile.smileScore = 0.25
+        return [all, smile, bareFace()]
+    }
+
+    static func expressionResult() -> FrameResult {
+        var result = FrameResult()
+        result.stream = stream
+        result.epoch = epoch
+        result.seq = 44
+        result.captureTimeUs = captureTime + 66_667
+        result.status = .processed
+        result.width = 720
+        result.height = 1280
+        result.worker = worker
+        result.timings = .with {
+            $0.queueMs = 1.25
+            $0.decodeMs = 3.5
+            $0.detectMs = 12.25
+            $0.classifyMs = 4.5
+        }
+        result.faces = expressionFaces()
+        return result
+    }
+
+    @Test func resultWithExpressions() throws {
+        #expect(
+            try Envelope(.result(Self.expressionResult())).serializedBytes() == (try file("envelope_result_expression.bin")))
+    }
+
+    @Test func streamFrameWithExpressions() throws {
+        var result = Self.expressionResult()
+        result.timings.totalMs = 42.75
+        for (index, (id, count)) in [(UInt64(9), UInt32(3)), (10, 1), (8, 3)].enumerated() {
+            result.faces[index].trackingID = id
+            result.faces[index].trackingFrameCount = count
+        }
+        let parts = try StreamMessage(stream: Self.stream, epoch: Self.epoch, body: .frame(result)).parts()
+        #expect(parts == [try file("topic_cam-1.bin"), try file("stream_frame_expression.bin")])
     }
 
     @Test func streamEventsAndEnd() throws {

@@ -65,6 +65,7 @@ struct Vector: Decodable, Sendable, CustomTestStringConvertible {
 /// A JSON value, decoded with `JSONDecoder` so that it reads the same on every platform.
 enum JSONValue: Decodable, Equatable, Sendable, CustomStringConvertible {
     case null
+    case bool(Bool)
     case number(Double)
     case string(String)
     case array([JSONValue])
@@ -74,6 +75,9 @@ enum JSONValue: Decodable, Equatable, Sendable, CustomStringConvertible {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null
+        } else if let bool = try? container.decode(Bool.self) {
+            // Before numbers: JSONDecoder reads only `true` / `false` as Bool, never 0 or 1.
+            self = .bool(bool)
         } else if let number = try? container.decode(Double.self) {
             self = .number(number)
         } else if let string = try? container.decode(String.self) {
@@ -93,6 +97,7 @@ enum JSONValue: Decodable, Equatable, Sendable, CustomStringConvertible {
     var description: String {
         switch self {
         case .null: "null"
+        case .bool(let value): "\(value)"
         case .number(let value): "\(value)"
         case .string(let value): value.debugDescription
         case .array(let values): "[" + values.map(\.description).joined(separator: ",") + "]"

@@ -160,6 +160,103 @@ struct JSONLinesTests {
         #expect(Set(json.keys) == ["bounds", "faceAngle", "confidence"], "bounds is always printed")
     }
 
+    /// A face on which every classifier ran, with a yaw.
+    static func expressive() -> WireFace {
+        var face = WireFace()
+        face.bounds = .with {
+            $0.x = 96
+            $0.y = 320.5
+            $0.width = 144
+            $0.height = 176
+        }
+        face.faceAngle = 2.5
+        face.yaw = -30.25
+        face.confidence = 0.9375
+        face.hasSmile_p = true
+        face.smileScore = 0.8125
+        face.leftEyeClosed = false
+        face.leftEyeClosedScore = 0
+        face.rightEyeClosed = true
+        face.rightEyeClosedScore = 0.75
+        face.trackingID = 9
+        face.trackingFrameCount = 3
+        return face
+    }
+
+    @Test func yawAndClassifierKeysInOrder() throws {
+        let object = JSONLines.faceObject(Self.expressive())
+        // yaw after faceAngle; each flag and its score after confidence; tracking last. Ties round to even.
+        #expect(
+            object
+                == #"{"bounds":{"x":96,"y":320.5,"width":144,"height":176},"faceAngle":2.5,"yaw":-30.2,"confidence":0.938,"hasSmile":true,"smileScore":0.812,"leftEyeClosed":false,"leftEyeClosedScore":0,"rightEyeClosed":true,"rightEyeClosedScore":0.75,"trackingID":9,"trackingFrameCount":3}"#
+        )
+        let json = try parse(object)
+        #expect(json["hasSmile"] as? Bool == true)
+        #expect(json["leftEyeClosed"] as? Bool == false)
+        #expect(json["rightEyeClosed"] as? Bool == true)
+        #expect(double(json["smileScore"]) == 0.812)
+        #expect(double(json["leftEyeClosedScore"]) == 0, "a score of 0 is printed: the classifier ran")
+        #expect(double(json["rightEyeClosedScore"]) == 0.75)
+        #expect(double(json["yaw"]) == -30.2)
+    }
+
+    @Test func yawZeroIsPrintedWhenPresentAndAbsentOtherwise() throws {
+        var face = WireFace()
+        face.confidence = 1
+        #expect(try parse(JSONLines.faceObject(face))["yaw"] == nil)
+        face.yaw = 0
+        let json = try parse(JSONLines.faceObject(face))
+        #expect(double(json["yaw"]) == 0)
+        #expect(Set(json.keys) == ["bounds", "yaw", "confidence"])
+        face.yaw = 12.34
+        #expect(JSONLines.faceObject(face).contains("\"yaw\":12.3,"), "one decimal")
+    }
+
+    @Test func classifierFlagsWithoutTheirScoresAreNotPrinted() throws {
+        // A flag is only meaningful next to its score; without the score the classifier did not run.
+        var face = WireFace()
+        face.confidence = 0.5
+        face.hasSmile_p = true
+        face.leftEyeClosed = true
+        face.rightEyeClosed = true
+        let json = try parse(JSONLines.faceObject(face))
+        #expect(Set(json.keys) == ["bounds", "confidence"])
+    }
+
+    @Test func eachClassifierPrintsIndependently() throws {
+        var smile = WireFace()
+        smile.smileScore = 0.25
+        #expect(
+            JSONLines.faceObject(smile)
+                == #"{"bounds":{"x":0,"y":0,"width":0,"height":0},"confidence":0,"hasSmile":false,"smileScore":0.25}"#)
+
+        var left = WireFace()
+        left.leftEyeClosedScore = 0.9
+        left.leftEyeClosed = true
+        let leftJSON = try parse(JSONLines.faceObject(left))
+        #expect(Set(leftJSON.keys) == ["bounds", "confidence", "leftEyeClosed", "leftEyeClosedScore"])
+        #expect(leftJSON["leftEyeClosed"] as? Bool == true)
+        #expect(double(leftJSON["leftEyeClosedScore"]) == 0.9)
+
+        var right = WireFace()
+        right.rightEyeClosedScore = 0.0004
+        let rightJSON = try parse(JSONLines.faceObject(right))
+        #expect(Set(rightJSON.keys) == ["bounds", "confidence", "rightEyeClosed", "rightEyeClosedScore"])
+        #expect(rightJSON["rightEyeClosed"] as? Bool == false)
+        #expect(double(rightJSON["rightEyeClosedScore"]) == 0, "three decimals")
+    }
+
+    @Test func classifyTimingOnlyWhenNonZero() throws {
+        var frame = Self.processed()
+        #expect(!JSONLines.line(for: frame).contains("classify"), "0: the classifiers did not run")
+        frame.timings.classifyMs = 4.567
+        let line = JSONLines.line(for: frame)
+        #expect(line.contains(#""timings":{"queue":1.5,"decode":3.25,"detect":12.75,"classify":4.57,"total":40.5}"#))
+        let timings = try #require(object(try parse(line)["timings"]))
+        #expect(Set(timings.keys) == ["queue", "decode", "detect", "classify", "total"])
+        #expect(double(timings["classify"]) == 4.57)
+    }
+
     @Test func droppedFrameFromTheCollector() throws {
         var frame = FrameResult()
         frame.stream = "cam-1"
@@ -362,5 +459,27 @@ struct JSONLinesTests {
         #expect(double(object(faces[0])?["faceAngle"]) == 0)
         #expect(double(object(faces[1])?["trackingID"]) == 8)
         #expect(object(faces[1])?["leftEyePosition"] == nil)
+        #expect(!line.contains("yaw") && !line.contains("Smile") && !line.contains("EyeClosed"))
+        #expect(!line.contains("classify"))
+    }
+
+    @Test func goldenExpressionFrameRendersAsALine() throws {
+        let vector = try #require(GoldenVectors.all.first { $0.name == "stream_frame_expression" })
+        let message = try StreamMessage(parts: try vector.partBytes())
+        guard case .frame(let frame) = message.body else {
+            Issue.record("not a frame")
+            return
+        }
+        let line = JSONLines.line(for: frame)
+        // The second example line of SPEC.md "Worked example".
+        #expect(line == #"{"stream":"cam-1","epoch":1732240000000000,"seq":44,"captureTime":1732240001.301234,"status":"processed","width":720,"height":1280,"worker":"gpu-host:4242/t0","timings":{"queue":1.25,"decode":3.5,"detect":12.25,"classify":4.5,"total":42.75},"faces":[{"bounds":{"x":96,"y":320.5,"width":144,"height":176},"leftEyePosition":{"x":140.2,"y":380},"rightEyePosition":{"x":196.8,"y":382.5},"mouthPosition":{"x":170,"y":452},"faceAngle":2.5,"yaw":12.5,"confidence":0.938,"hasSmile":true,"smileScore":0.812,"leftEyeClosed":false,"leftEyeClosedScore":0,"rightEyeClosed":true,"rightEyeClosedScore":0.75,"trackingID":9,"trackingFrameCount":3},{"bounds":{"x":600,"y":260,"width":96,"height":112},"leftEyePosition":{"x":628,"y":300},"rightEyePosition":{"x":668,"y":300},"mouthPosition":{"x":648,"y":344},"faceAngle":0,"yaw":0,"confidence":0.75,"hasSmile":false,"smileScore":0.25,"trackingID":10,"trackingFrameCount":1},{"bounds":{"x":0,"y":1000,"width":48,"height":48},"confidence":0.5,"trackingID":8,"trackingFrameCount":3}]}"#)
+        let json = try parse(line)
+        let faces = try #require(json["faces"] as? [Any])
+        let all = try #require(object(faces[0]))
+        #expect(all["hasSmile"] as? Bool == true && all["rightEyeClosed"] as? Bool == true)
+        let smile = try #require(object(faces[1]))
+        #expect(smile["leftEyeClosed"] == nil && smile["rightEyeClosedScore"] == nil, "the eyes classifier did not run")
+        let bare = try #require(object(faces[2]))
+        #expect(Set(bare.keys) == ["bounds", "confidence", "trackingID", "trackingFrameCount"])
     }
 }

@@ -2,7 +2,8 @@ import FacewireProtocol
 
 // Decoded Swift messages written out in the form of `vectors.json` "expect" values: proto field names;
 // every scalar field (defaults included); sub-messages and `optional` fields only when present; enums by
-// their proto names; a oneof member under its field name. Written by hand, field by field, so that a
+// their proto names (a value the schema does not name, by its number); bools as JSON booleans; a oneof
+// member under its field name. Written by hand, field by field, so that a
 // field the Swift decoder gets wrong shows up by name.
 
 private func number<T: BinaryInteger>(_ value: T) -> JSONValue { .number(Double(value)) }
@@ -18,7 +19,7 @@ enum MessageFields {
     }
 
     static func of(_ header: FrameHeader) -> JSONValue {
-        .object([
+        var out: [String: JSONValue] = [
             "version": number(header.version),
             "stream": .string(header.stream),
             "epoch": number(header.epoch),
@@ -29,7 +30,38 @@ enum MessageFields {
             "orientation": number(header.orientation),
             "sent_time_us": number(header.sentTimeUs),
             "deadline_us": number(header.deadlineUs),
-        ])
+        ]
+        if header.hasSettings { out["settings"] = of(header.settings) }
+        return .object(out)
+    }
+
+    static func name(_ accuracy: DetectionSettings.Accuracy) -> JSONValue {
+        switch accuracy {
+        case .unset: .string("ACCURACY_UNSET")
+        case .low: .string("ACCURACY_LOW")
+        case .high: .string("ACCURACY_HIGH")
+        case .UNRECOGNIZED(let value): number(value)
+        }
+    }
+
+    static func name(_ mode: DetectionSettings.FaceMode) -> JSONValue {
+        switch mode {
+        case .unset: .string("FACE_MODE_UNSET")
+        case .small: .string("FACE_MODE_SMALL")
+        case .large: .string("FACE_MODE_LARGE")
+        case .UNRECOGNIZED(let value): number(value)
+        }
+    }
+
+    static func of(_ settings: DetectionSettings) -> JSONValue {
+        var out: [String: JSONValue] = [
+            "accuracy": name(settings.accuracy),
+            "min_face": number(settings.minFace),
+            "max_faces": number(settings.maxFaces),
+            "face_mode": name(settings.faceMode),
+        ]
+        if settings.hasClassifiers { out["classifiers"] = number(settings.classifiers) }
+        return .object(out)
     }
 
     static func of(_ point: WirePoint) -> JSONValue {
@@ -45,6 +77,9 @@ enum MessageFields {
             "confidence": number(face.confidence),
             "tracking_id": number(face.trackingID),
             "tracking_frame_count": number(face.trackingFrameCount),
+            "has_smile": .bool(face.hasSmile_p),
+            "left_eye_closed": .bool(face.leftEyeClosed),
+            "right_eye_closed": .bool(face.rightEyeClosed),
         ]
         if face.hasBounds { out["bounds"] = of(face.bounds) }
         if face.hasLeftEye { out["left_eye"] = of(face.leftEye) }
@@ -52,6 +87,10 @@ enum MessageFields {
         if face.hasMouth { out["mouth"] = of(face.mouth) }
         if face.hasFaceAngle { out["face_angle"] = number(face.faceAngle) }
         if face.hasNose { out["nose"] = of(face.nose) }
+        if face.hasYaw { out["yaw"] = number(face.yaw) }
+        if face.hasSmileScore { out["smile_score"] = number(face.smileScore) }
+        if face.hasLeftEyeClosedScore { out["left_eye_closed_score"] = number(face.leftEyeClosedScore) }
+        if face.hasRightEyeClosedScore { out["right_eye_closed_score"] = number(face.rightEyeClosedScore) }
         return .object(out)
     }
 
@@ -61,6 +100,7 @@ enum MessageFields {
             "decode_ms": number(timings.decodeMs),
             "detect_ms": number(timings.detectMs),
             "total_ms": number(timings.totalMs),
+            "classify_ms": number(timings.classifyMs),
         ])
     }
 

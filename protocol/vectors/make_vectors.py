@@ -10,8 +10,9 @@ protobuf specification, not merely with itself.
 Canonical proto3 encoding is used throughout (what protoc-generated encoders emit):
   * fields in increasing field-number order, a oneof member at its own field number;
   * scalar fields with implicit presence are omitted when they hold their default (0, 0.0, "");
-  * `optional` scalars (Face.face_angle) and sub-messages are written when present, even when
-    they hold only defaults (an empty sub-message is `tag 00`);
+  * `optional` scalars (Face.face_angle, Face.yaw, the Face.*_score fields,
+    DetectionSettings.classifiers) and sub-messages are written when present, even when they hold
+    only defaults (an empty sub-message is `tag 00`, an optional 0 is its key and a zero value);
   * unknown fields (only in the *_unknown_field vector) come last.
 So a canonical encoder (SwiftProtobuf, protoc's C++/Python encoders) re-encodes every valid vector
 to the same bytes.
@@ -23,8 +24,9 @@ vectors.json format: {"vectors": [ {name, kind, parts, hex, valid, expect | erro
          "stream" ([topic][StreamMessage])
   parts  the .bin files of the ZeroMQ message parts, in order; hex: the same bytes in hex
   expect the decoded message: proto field names; every scalar field listed (defaults included);
-         a sub-message or optional field key only when present; enums by their proto names;
-         a oneof member under its field name. For "frame" also "image_size".
+         a sub-message or optional field key only when present; enums by their proto names (a
+         value the schema does not name, by its number); bools as JSON true / false; a oneof
+         member under its field name. For "frame" also "image_size".
   error  for invalid vectors: the ProtocolError code a v1 decoder reports
          (malformed, unsupportedVersion, invalidStream, tooLarge, missingBody).
 All integers in the vectors are below 2**53, so every JSON reader holds them exactly; all floats
@@ -76,6 +78,11 @@ def f_float(field, value, present=False):
     return key(field, FIXED32) + packed
 
 
+def f_bool(field, value):
+    """bool: varint 1, omitted when false (implicit presence)."""
+    return f_uint(field, 1 if value else 0)
+
+
 def f_bytes(field, data, present=False):
     """Length-delimited: strings (UTF-8), bytes, and sub-messages (present=True writes even b"")."""
     if not data and not present:
@@ -99,14 +106,33 @@ def f_message(field, encoded):
 ROLE = {"ROLE_UNSPECIFIED": 0, "ROLE_CAPTURE": 1, "ROLE_WORKER": 2, "ROLE_TAIL": 3}
 STATUS = {"FRAME_STATUS_PROCESSED": 0, "FRAME_STATUS_DROPPED": 1, "FRAME_STATUS_ERROR": 2}
 KIND = {"KIND_APPEARED": 0, "KIND_LEFT": 1}
+ACCURACY = {"ACCURACY_UNSET": 0, "ACCURACY_LOW": 1, "ACCURACY_HIGH": 2}
+FACE_MODE = {"FACE_MODE_UNSET": 0, "FACE_MODE_SMALL": 1, "FACE_MODE_LARGE": 2}
+
+
+def enum(table, value):
+    """An enum by its proto name, or (a value the schema does not name) by its number."""
+    return value if isinstance(value, int) else table[value]
 
 
 def enc_ready(m):
     return f_uint(1, m["version"]) + f_string(2, m["worker"])
 
 
+def enc_detection_settings(m):
+    out = (
+        f_uint(1, enum(ACCURACY, m["accuracy"]))
+        + f_uint(2, m["min_face"])
+        + f_uint(3, m["max_faces"])
+        + f_uint(4, enum(FACE_MODE, m["face_mode"]))
+    )
+    if "classifiers" in m:  # optional uint32: written when present, 0 included
+        out += f_uint(5, m["classifiers"], always=True)
+    return out
+
+
 def enc_frame_header(m):
-    return (
+    out = (
         f_uint(1, m["version"])
         + f_string(2, m["stream"])
         + f_uint(3, m["epoch"])
@@ -118,6 +144,9 @@ def enc_frame_header(m):
         + f_uint(9, m["sent_time_us"])
         + f_uint(10, m["deadline_us"])
     )
+    if "settings" in m:
+        out += f_message(11, enc_detection_settings(m["settings"]))
+    return out
 
 
 def enc_point(m):
@@ -142,11 +171,27 @@ def enc_face(m):
     out += f_uint(8, m["tracking_frame_count"])
     if "nose" in m:
         out += f_message(9, enc_point(m["nose"]))
+    if "yaw" in m:
+        out += f_float(10, m["yaw"], present=True)
+    out += f_bool(11, m["has_smile"])
+    if "smile_score" in m:
+        out += f_float(12, m["smile_score"], present=True)
+    out += f_bool(13, m["left_eye_closed"])
+    out += f_bool(14, m["right_eye_closed"])
+    for field, name in ((15, "left_eye_closed_score"), (16, "right_eye_closed_score")):
+        if name in m:
+            out += f_float(field, m[name], present=True)
     return out
 
 
 def enc_timings(m):
-    return f_float(1, m["queue_ms"]) + f_float(2, m["decode_ms"]) + f_float(3, m["detect_ms"]) + f_float(4, m["total_ms"])
+    return (
+        f_float(1, m["queue_ms"])
+        + f_float(2, m["decode_ms"])
+        + f_float(3, m["detect_ms"])
+        + f_float(4, m["total_ms"])
+        + f_float(5, m["classify_ms"])
+    )
 
 
 def enc_frame_result(m):
@@ -283,6 +328,16 @@ HEADER = {
     "deadline_us": CAPTURE_TIME + 2_000_000,
 }
 
+# The stream's detection settings (capture started with --accuracy high --face-mode large
+# --min-face 48 --max-faces 8 --classifiers smile).
+SETTINGS = {"accuracy": "ACCURACY_HIGH", "min_face": 48, "max_faces": 8, "face_mode": "FACE_MODE_LARGE", "classifiers": 1}
+# classifiers present and 0: run no classifier (absent would mean the worker's default).
+SETTINGS_NO_CLASSIFIERS = {"accuracy": "ACCURACY_UNSET", "min_face": 0, "max_faces": 0, "face_mode": "FACE_MODE_UNSET", "classifiers": 0}
+# Present, every field unset: the worker's defaults, exactly as without settings.
+SETTINGS_EMPTY = {"accuracy": "ACCURACY_UNSET", "min_face": 0, "max_faces": 0, "face_mode": "FACE_MODE_UNSET"}
+# Values v1 does not define: they decode (proto3 enums are open), but a worker cannot honour them.
+SETTINGS_UNKNOWN = {"accuracy": 3, "min_face": 0, "max_faces": 300, "face_mode": 7, "classifiers": 0x24}
+
 HEADER_MINIMAL = {
     "version": 1,
     "stream": "A",
@@ -306,6 +361,9 @@ FACE_FULL = {
     "tracking_id": 0,
     "tracking_frame_count": 0,
     "nose": {"x": 0.0, "y": 290.5},  # x = 0.0: the point is present, its x field is not on the wire
+    "has_smile": False,  # no classifier ran: every score absent, every flag false
+    "left_eye_closed": False,
+    "right_eye_closed": False,
 }
 
 FACE_BOUNDS_ONLY = {
@@ -313,6 +371,9 @@ FACE_BOUNDS_ONLY = {
     "confidence": 0.5,
     "tracking_id": 0,
     "tracking_frame_count": 0,
+    "has_smile": False,
+    "left_eye_closed": False,
+    "right_eye_closed": False,
 }
 
 RESULT = {
@@ -325,7 +386,7 @@ RESULT = {
     "width": 720,  # upright: orientation 6 turns the 1280x720 stored frame
     "height": 1280,
     "worker": WORKER,
-    "timings": {"queue_ms": 1.5, "decode_ms": 3.25, "detect_ms": 12.75, "total_ms": 0.0},
+    "timings": {"queue_ms": 1.5, "decode_ms": 3.25, "detect_ms": 12.75, "total_ms": 0.0, "classify_ms": 0.0},
     "faces": [FACE_FULL, FACE_BOUNDS_ONLY],
 }
 
@@ -338,10 +399,72 @@ def tracked(face, tracking_id, count):
 
 
 STREAM_RESULT = dict(RESULT)
-STREAM_RESULT["timings"] = {"queue_ms": 1.5, "decode_ms": 3.25, "detect_ms": 12.75, "total_ms": 40.5}
+STREAM_RESULT["timings"] = {"queue_ms": 1.5, "decode_ms": 3.25, "detect_ms": 12.75, "total_ms": 40.5, "classify_ms": 0.0}
 STREAM_RESULT["faces"] = [
     tracked(dict(FACE_FULL, face_angle=0.0), 7, 12),  # face_angle 0.0 present: written explicitly
     tracked(FACE_BOUNDS_ONLY, 8, 1),
+]
+
+# Every classifier ran (classifiers = smile | eyes). The left eye's score is 0.0: an optional field, so
+# it is on the wire (key 0x7d and four zero bytes) although its value is the default.
+FACE_EXPRESSIVE = {
+    "bounds": {"x": 96.0, "y": 320.5, "width": 144.0, "height": 176.0},
+    "left_eye": {"x": 140.25, "y": 380.0},
+    "right_eye": {"x": 196.75, "y": 382.5},
+    "mouth": {"x": 170.0, "y": 452.0},
+    "face_angle": 2.5,
+    "confidence": 0.9375,
+    "tracking_id": 0,
+    "tracking_frame_count": 0,
+    "nose": {"x": 176.0, "y": 418.0},
+    "yaw": 12.5,
+    "has_smile": True,
+    "smile_score": 0.8125,
+    "left_eye_closed": False,
+    "right_eye_closed": True,
+    "left_eye_closed_score": 0.0,
+    "right_eye_closed_score": 0.75,
+}
+
+# Looking straight ahead (yaw 0.0, present), not smiling (score present, flag false and so absent on
+# the wire); the eyes-closed classifier did not run on this face (no eye scores).
+FACE_SMILE_ONLY = {
+    "bounds": {"x": 600.0, "y": 260.0, "width": 96.0, "height": 112.0},
+    "left_eye": {"x": 628.0, "y": 300.0},
+    "right_eye": {"x": 668.0, "y": 300.0},
+    "mouth": {"x": 648.0, "y": 344.0},
+    "face_angle": 0.0,
+    "confidence": 0.75,
+    "tracking_id": 0,
+    "tracking_frame_count": 0,
+    "nose": {"x": 648.0, "y": 322.0},
+    "yaw": 0.0,
+    "has_smile": False,
+    "smile_score": 0.25,
+    "left_eye_closed": False,
+    "right_eye_closed": False,
+}
+
+RESULT_EXPRESSION = {
+    "stream": STREAM,
+    "epoch": EPOCH,
+    "seq": 44,
+    "capture_time_us": CAPTURE_TIME + 66_667,
+    "status": "FRAME_STATUS_PROCESSED",
+    "reason": "",
+    "width": 720,
+    "height": 1280,
+    "worker": WORKER,
+    "timings": {"queue_ms": 1.25, "decode_ms": 3.5, "detect_ms": 12.25, "total_ms": 0.0, "classify_ms": 4.5},
+    "faces": [FACE_EXPRESSIVE, FACE_SMILE_ONLY, FACE_BOUNDS_ONLY],
+}
+
+STREAM_RESULT_EXPRESSION = dict(RESULT_EXPRESSION)
+STREAM_RESULT_EXPRESSION["timings"] = dict(RESULT_EXPRESSION["timings"], total_ms=42.75)
+STREAM_RESULT_EXPRESSION["faces"] = [
+    tracked(FACE_EXPRESSIVE, 9, 3),
+    tracked(FACE_SMILE_ONLY, 10, 1),
+    tracked(FACE_BOUNDS_ONLY, 8, 3),
 ]
 
 DROPPED_RESULT = {
@@ -404,6 +527,41 @@ add(
     expect={"header": HEADER, "image_size": len(IMAGE)},
     note="fields 100 (varint) and 101 (string) are unknown to v1: receivers MUST ignore them",
 )
+for name, file_name, settings, note in (
+    (
+        "frame_settings",
+        "frame_header_settings.bin",
+        SETTINGS,
+        "frame_header.bin followed by field 11 (DetectionSettings, 10 bytes): every setting given",
+    ),
+    (
+        "frame_settings_no_classifiers",
+        "frame_header_settings_no_classifiers.bin",
+        SETTINGS_NO_CLASSIFIERS,
+        "classifiers present and 0 (5a 02 28 00): no classifier runs; the other settings are the worker's",
+    ),
+    (
+        "frame_settings_empty",
+        "frame_header_settings_empty.bin",
+        SETTINGS_EMPTY,
+        "settings present but empty (5a 00): the same as no settings, every field is the worker's default",
+    ),
+    (
+        "frame_settings_unknown",
+        "frame_header_settings_unknown.bin",
+        SETTINGS_UNKNOWN,
+        "accuracy 3, face mode 7, classifier bits 2 and 5, max_faces 300: decodes (enums are open), but a "
+        "worker MUST answer it with FRAME_STATUS_ERROR (SPEC 11.4)",
+    ),
+):
+    header = dict(HEADER, settings=settings)
+    add(
+        name,
+        "frame",
+        [(file_name, enc_frame_header(header)), IMAGE_PART],
+        expect={"header": header, "image_size": len(IMAGE)},
+        note=note,
+    )
 add(
     "ready",
     "ready",
@@ -445,6 +603,7 @@ for name, body_name, body in (
     ("envelope_hello_tail", "hello", HELLO_TAIL),
     ("envelope_welcome", "welcome", WELCOME),
     ("envelope_result", "result", RESULT),
+    ("envelope_result_expression", "result", RESULT_EXPRESSION),
     ("envelope_skipped", "skipped", SKIPPED),
     ("envelope_end", "end", END),
 ):
@@ -455,6 +614,7 @@ TOPIC_PART = ("topic_cam-1.bin", topic(STREAM))
 
 for name, message in (
     ("stream_frame", stream_message("frame", STREAM_RESULT)),
+    ("stream_frame_expression", stream_message("frame", STREAM_RESULT_EXPRESSION)),
     ("stream_frame_dropped", stream_message("frame", DROPPED_RESULT)),
     (
         "stream_event",

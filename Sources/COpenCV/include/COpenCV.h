@@ -54,6 +54,14 @@ fwcv_detector *fwcv_cascade_create(const char *face_cascade_path, const char *ey
 int fwcv_detect(fwcv_detector *detector, const uint8_t *pixels, int width, int height, int stride, int channels,
                 int input_width, fwcv_face *out, int max_faces, char *err, size_t errlen);
 
+/// Refines the landmarks of tilted faces: for each face with 5 landmarks whose eye line is at least `min_angle`
+/// degrees off level, the face is turned upright into a 128 x 128 patch, detected again there (landmark models
+/// are most accurate on upright faces) and the new landmarks are mapped back. Boxes and scores are kept. Up to
+/// two passes per face. `faces` are in the coordinates of the image given. Returns the number of faces refined,
+/// or -1 on error.
+int fwcv_refine_tilted(fwcv_detector *detector, const uint8_t *pixels, int width, int height, int stride, int channels,
+                       fwcv_face *faces, int count, float min_angle, char *err, size_t errlen);
+
 void fwcv_detector_destroy(fwcv_detector *detector);
 
 // MARK: - Video and still-image reading (capture)
@@ -75,6 +83,54 @@ void fwcv_video_close(fwcv_video *video);
 /// Returns 0 on success, -1 on error.
 int fwcv_image_read(const char *path, uint8_t **pixels, int *width, int *height, char *err, size_t errlen);
 void fwcv_free(void *pointer);
+
+
+// MARK: - Face attributes (smile, eyes closed, yaw)
+//
+// Classifiers on an aligned crop built from a face's 5 landmarks (YuNet or CenterFace order). Reference
+// implementation, operating points and measurements: scripts/expressions/ (RESULTS.md). "Left" is always the
+// image's left (smaller x), whatever the detector's landmark order.
+
+/// Bits for `which` in fwcv_face_attributes.
+#define FWCV_ATTRIBUTE_SMILE 1
+#define FWCV_ATTRIBUTE_EYES 2
+
+typedef struct fwcv_face_attributes_result {
+    /// 1 when the smile classifier ran (asked for, and the face is large enough).
+    int smile_valid;
+    /// In (0, 1); 0.5 at the operating point. `has_smile` is smile_score >= 0.5.
+    float smile_score;
+    int has_smile;
+    /// 1 when the eye classifier ran.
+    int eyes_valid;
+    /// In (0, 1]; 0.5 at the operating point. Left = image left.
+    float left_eye_closed_score, right_eye_closed_score;
+    int left_eye_closed, right_eye_closed;
+    /// Head yaw in degrees from the landmarks' geometry (always computed when the landmarks are usable): positive
+    /// when the face turns toward the image's right.
+    int yaw_valid;
+    float yaw_degrees;
+    /// Diagnostics: raw eye-cascade window counts, smile-cascade window count and the smile's raw score.
+    int left_eye_hits, right_eye_hits, smile_hits;
+    float smile_raw;
+} fwcv_face_attributes_result;
+
+typedef struct fwcv_attributes fwcv_attributes;
+
+/// Loads haarcascade_eye.xml and haarcascade_smile.xml from `cascade_dir` (NULL or "" means
+/// /usr/share/opencv4/haarcascades).
+fwcv_attributes *fwcv_attributes_create(const char *cascade_dir, char *err, size_t errlen);
+
+/// Classifies one face of an 8-bit image (`channels` 1 = grey or 3 = BGR, rows `stride` bytes apart), given its
+/// 5 landmarks in that image's coordinates, in the detector's order (x, y pairs). `which` is a combination of
+/// FWCV_ATTRIBUTE_* bits; with 0 only the yaw is computed (no pixel is read). The eye classifier needs the eyes at
+/// least 20 px apart, the smile classifier 32 px; smaller faces get valid flag 0. Returns 0 (see the valid flags) or
+/// -1 on error.
+int fwcv_face_attributes(fwcv_attributes *attributes, const uint8_t *pixels, int width, int height, int stride,
+                         int channels, const float landmarks[10], int which, fwcv_face_attributes_result *out,
+                         char *err, size_t errlen);
+
+void fwcv_attributes_destroy(fwcv_attributes *attributes);
 
 #ifdef __cplusplus
 }

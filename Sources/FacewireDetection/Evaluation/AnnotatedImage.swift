@@ -26,10 +26,17 @@ public struct AnnotatedImage: Sendable, Equatable {
     public var isNegative: Bool { faces.isEmpty }
 
     /// Reads a JSON-lines annotation file: one object per line with `image`, `width`, `height`, `source` and
-    /// `faces` (each with `box: [x, y, w, h]` and optional `ignore`). Other keys are ignored.
-    /// - Throws: `DecodingError` naming the line, or a file-reading error.
+    /// `faces` (each with `box: [x, y, w, h]`, optional `ignore` and optional `landmarks` of which `left_eye`
+    /// and `right_eye` are read). Other keys are ignored.
+    /// - Throws: ``DetectionError`` `.invalidConfiguration` when the file is missing or unreadable, or a line
+    ///   does not parse (naming the line).
     public static func loadJSONLines(contentsOf url: URL) throws -> [AnnotatedImage] {
-        let text = try String(contentsOf: url, encoding: .utf8)
+        let text: String
+        do {
+            text = try String(contentsOf: url, encoding: .utf8)
+        } catch {
+            throw DetectionError(.invalidConfiguration, "cannot read annotation file \(url.path): \(error.localizedDescription)")
+        }
         let decoder = JSONDecoder()
         var images: [AnnotatedImage] = []
         for (index, line) in text.split(whereSeparator: \.isNewline).enumerated() {
@@ -49,6 +56,7 @@ public struct AnnotatedImage: Sendable, Equatable {
         struct Face: Decodable {
             var box: [Float]
             var ignore: Bool?
+            var landmarks: [String: [Float]]?
         }
 
         var image: String
@@ -62,9 +70,13 @@ public struct AnnotatedImage: Sendable, Equatable {
                 guard face.box.count == 4 else {
                     throw DetectionError(.invalidConfiguration, "box with \(face.box.count) values in \(image)")
                 }
+                func point(_ key: String) -> FacePoint? {
+                    guard let values = face.landmarks?[key], values.count == 2 else { return nil }
+                    return FacePoint(x: values[0], y: values[1])
+                }
                 return GroundTruthFace(
                     box: FaceRect(x: face.box[0], y: face.box[1], width: face.box[2], height: face.box[3]),
-                    ignore: face.ignore ?? false)
+                    ignore: face.ignore ?? false, leftEye: point("left_eye"), rightEye: point("right_eye"))
             }
             return AnnotatedImage(image: image, width: width, height: height, source: source ?? "", faces: faces)
         }

@@ -41,54 +41,27 @@ public struct AveragePrecision: Sendable, Equatable {
         self.maximumRecall = maximumRecall
     }
 
-    /// Outcome of matching one detection.
-    enum Outcome: Equatable {
-        case truePositive, falsePositive, ignored
-    }
-
-    /// Matches the detections of one image greedily, best score first. Each detection takes the unmatched
-    /// counted face it overlaps most (IoU at least the threshold); failing that, a detection overlapping an
-    /// ignored face is ignored; otherwise it is a false positive.
-    static func match(_ sample: Sample, criteria: MatchingCriteria) -> [(score: Float, outcome: Outcome)] {
-        let counted = sample.groundTruth.map { !$0.ignore && $0.box.height >= criteria.minimumFaceHeight }
-        var taken = [Bool](repeating: false, count: sample.groundTruth.count)
-        let ordered = sample.detections.sorted { $0.confidence > $1.confidence }
-        var result: [(score: Float, outcome: Outcome)] = []
-        result.reserveCapacity(ordered.count)
-        for detection in ordered {
-            var best = -1
-            var bestIoU = criteria.iouThreshold
-            var overlapsIgnored = false
-            for (index, truth) in sample.groundTruth.enumerated() {
-                let iou = detection.bounds.intersectionOverUnion(truth.box)
-                guard iou >= criteria.iouThreshold else { continue }
-                if !counted[index] {
-                    overlapsIgnored = true
-                } else if !taken[index], iou >= bestIoU {
-                    best = index
-                    bestIoU = iou
-                }
-            }
-            if best >= 0 {
-                taken[best] = true
-                result.append((detection.confidence, .truePositive))
-            } else {
-                result.append((detection.confidence, overlapsIgnored ? .ignored : .falsePositive))
-            }
-        }
-        return result
-    }
-
-    /// Computes AP over `samples`.
+    /// Computes AP over `samples`, matching each with ``DetectionMatching/match(_:to:criteria:)``.
     public static func compute(_ samples: [Sample], criteria: MatchingCriteria = MatchingCriteria()) -> AveragePrecision {
-        var countedFaces = 0
-        var outcomes: [(score: Float, outcome: Outcome)] = []
-        for sample in samples {
-            countedFaces += sample.groundTruth.filter { !$0.ignore && $0.box.height >= criteria.minimumFaceHeight }.count
-            outcomes += match(sample, criteria: criteria)
+        let countedFaces = samples.reduce(0) { total, sample in
+            total + sample.groundTruth.filter { $0.isCounted(under: criteria) }.count
         }
-        let ignored = outcomes.filter { $0.outcome == .ignored }.count
-        let ranked = outcomes.filter { $0.outcome != .ignored }.sorted { $0.score > $1.score }
+        let matched = samples.map { DetectionMatching.match($0.detections, to: $0.groundTruth, criteria: criteria) }
+        return compute(matched: matched, countedFaces: countedFaces)
+    }
+
+    /// Computes AP from already matched images.
+    ///
+    /// All images' verdicts are ranked together by score, highest first; ties keep image order, then matching
+    /// order (a deterministic rule the Python baseline copies). Ignored verdicts are dropped. Precision is made
+    /// non-increasing from the right (all-points interpolation) and summed over the recall steps.
+    /// - Parameters:
+    ///   - matched: one array per image, as ``DetectionMatching/match(_:to:criteria:)`` returns it.
+    ///   - countedFaces: the number of counted ground-truth faces over all images (the recall denominator).
+    public static func compute(matched: [[MatchedDetection]], countedFaces: Int) -> AveragePrecision {
+        let all = matched.joined()
+        let ignored = all.filter { $0.outcome == .ignored }.count
+        let ranked = rankedVerdicts(matched)
         var tp = 0
         var fp = 0
         var precision: [Double] = []
@@ -115,5 +88,22 @@ public struct AveragePrecision: Sendable, Equatable {
         return AveragePrecision(
             value: ap, countedFaces: countedFaces, truePositives: tp, falsePositives: fp, ignoredDetections: ignored,
             maximumRecall: recall.last ?? 0)
+    }
+
+    /// Every true- and false-positive verdict of all images, best score first; ties keep image order, then
+    /// matching order.
+    static func rankedVerdicts(_ matched: [[MatchedDetection]]) -> [MatchedDetection] {
+        var entries: [(image: Int, position: Int, verdict: MatchedDetection)] = []
+        for (image, verdicts) in matched.enumerated() {
+            for (position, verdict) in verdicts.enumerated() where verdict.outcome != .ignored {
+                entries.append((image, position, verdict))
+            }
+        }
+        entries.sort { a, b in
+            if a.verdict.score != b.verdict.score { return a.verdict.score > b.verdict.score }
+            if a.image != b.image { return a.image < b.image }
+            return a.position < b.position
+        }
+        return entries.map(\.verdict)
     }
 }

@@ -158,9 +158,139 @@ public nonisolated struct Facewire_V1_FrameHeader: Sendable {
   /// a worker SHOULD NOT start a frame after this; 0 = none
   public var deadlineUs: Int64 = 0
 
+  /// the stream's detection settings; absent = the worker's own defaults
+  public var settings: Facewire_V1_DetectionSettings {
+    get {_settings ?? Facewire_V1_DetectionSettings()}
+    set {_settings = newValue}
+  }
+  /// Returns true if `settings` has been explicitly set.
+  public var hasSettings: Bool {self._settings != nil}
+  /// Clears the value of `settings`. Subsequent reads from it will return its default value.
+  public mutating func clearSettings() {self._settings = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
+
+  fileprivate var _settings: Facewire_V1_DetectionSettings? = nil
+}
+
+/// Per-stream detection settings, set on the capture node and carried in every FrameHeader so that
+/// workers stay stateless. Every field has an "unset" value that means "use the worker's default".
+public nonisolated struct Facewire_V1_DetectionSettings: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var accuracy: Facewire_V1_DetectionSettings.Accuracy = .unset
+
+  /// smallest face height reported, upright full-resolution pixels; 0 = unset
+  public var minFace: UInt32 = 0
+
+  /// most faces reported per frame, highest confidence first; 0 = unset
+  public var maxFaces: UInt32 = 0
+
+  public var faceMode: Facewire_V1_DetectionSettings.FaceMode = .unset
+
+  /// bit 0: smile, bit 1: eyes closed; absent = unset, 0 = none
+  public var classifiers: UInt32 {
+    get {_classifiers ?? 0}
+    set {_classifiers = newValue}
+  }
+  /// Returns true if `classifiers` has been explicitly set.
+  public var hasClassifiers: Bool {self._classifiers != nil}
+  /// Clears the value of `classifiers`. Subsequent reads from it will return its default value.
+  public mutating func clearClassifiers() {self._classifiers = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public nonisolated enum Accuracy: SwiftProtobuf.Enum, Swift.CaseIterable {
+    public typealias RawValue = Int
+    case unset // = 0
+
+    /// detector at its base input width: fastest
+    case low // = 1
+
+    /// detector at twice the base width: finds smaller faces, ~2-3x slower
+    case high // = 2
+    case UNRECOGNIZED(Int)
+
+    public init() {
+      self = .unset
+    }
+
+    public init?(rawValue: Int) {
+      switch rawValue {
+      case 0: self = .unset
+      case 1: self = .low
+      case 2: self = .high
+      default: self = .UNRECOGNIZED(rawValue)
+      }
+    }
+
+    public var rawValue: Int {
+      switch self {
+      case .unset: return 0
+      case .low: return 1
+      case .high: return 2
+      case .UNRECOGNIZED(let i): return i
+      }
+    }
+
+    // The compiler won't synthesize support with the UNRECOGNIZED case.
+    public static let allCases: [Facewire_V1_DetectionSettings.Accuracy] = [
+      .unset,
+      .low,
+      .high,
+    ]
+
+  }
+
+  public nonisolated enum FaceMode: SwiftProtobuf.Enum, Swift.CaseIterable {
+    public typealias RawValue = Int
+    case unset // = 0
+
+    /// faces of any size (the default)
+    case small // = 1
+
+    /// only faces at least 1/8 of the frame's shorter side; detector at half width
+    case large // = 2
+    case UNRECOGNIZED(Int)
+
+    public init() {
+      self = .unset
+    }
+
+    public init?(rawValue: Int) {
+      switch rawValue {
+      case 0: self = .unset
+      case 1: self = .small
+      case 2: self = .large
+      default: self = .UNRECOGNIZED(rawValue)
+      }
+    }
+
+    public var rawValue: Int {
+      switch self {
+      case .unset: return 0
+      case .small: return 1
+      case .large: return 2
+      case .UNRECOGNIZED(let i): return i
+      }
+    }
+
+    // The compiler won't synthesize support with the UNRECOGNIZED case.
+    public static let allCases: [Facewire_V1_DetectionSettings.FaceMode] = [
+      .unset,
+      .small,
+      .large,
+    ]
+
+  }
+
+  public init() {}
+
+  fileprivate var _classifiers: UInt32? = nil
 }
 
 public nonisolated struct Facewire_V1_Point: Sendable {
@@ -195,86 +325,147 @@ public nonisolated struct Facewire_V1_Rect: Sendable {
   public init() {}
 }
 
-public nonisolated struct Facewire_V1_Face: Sendable {
+public nonisolated struct Facewire_V1_Face: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   public var bounds: Facewire_V1_Rect {
-    get {_bounds ?? Facewire_V1_Rect()}
-    set {_bounds = newValue}
+    get {_storage._bounds ?? Facewire_V1_Rect()}
+    set {_uniqueStorage()._bounds = newValue}
   }
   /// Returns true if `bounds` has been explicitly set.
-  public var hasBounds: Bool {self._bounds != nil}
+  public var hasBounds: Bool {_storage._bounds != nil}
   /// Clears the value of `bounds`. Subsequent reads from it will return its default value.
-  public mutating func clearBounds() {self._bounds = nil}
+  public mutating func clearBounds() {_uniqueStorage()._bounds = nil}
 
   /// absent when not found
   public var leftEye: Facewire_V1_Point {
-    get {_leftEye ?? Facewire_V1_Point()}
-    set {_leftEye = newValue}
+    get {_storage._leftEye ?? Facewire_V1_Point()}
+    set {_uniqueStorage()._leftEye = newValue}
   }
   /// Returns true if `leftEye` has been explicitly set.
-  public var hasLeftEye: Bool {self._leftEye != nil}
+  public var hasLeftEye: Bool {_storage._leftEye != nil}
   /// Clears the value of `leftEye`. Subsequent reads from it will return its default value.
-  public mutating func clearLeftEye() {self._leftEye = nil}
+  public mutating func clearLeftEye() {_uniqueStorage()._leftEye = nil}
 
   public var rightEye: Facewire_V1_Point {
-    get {_rightEye ?? Facewire_V1_Point()}
-    set {_rightEye = newValue}
+    get {_storage._rightEye ?? Facewire_V1_Point()}
+    set {_uniqueStorage()._rightEye = newValue}
   }
   /// Returns true if `rightEye` has been explicitly set.
-  public var hasRightEye: Bool {self._rightEye != nil}
+  public var hasRightEye: Bool {_storage._rightEye != nil}
   /// Clears the value of `rightEye`. Subsequent reads from it will return its default value.
-  public mutating func clearRightEye() {self._rightEye = nil}
+  public mutating func clearRightEye() {_uniqueStorage()._rightEye = nil}
 
   /// centre of the mouth
   public var mouth: Facewire_V1_Point {
-    get {_mouth ?? Facewire_V1_Point()}
-    set {_mouth = newValue}
+    get {_storage._mouth ?? Facewire_V1_Point()}
+    set {_uniqueStorage()._mouth = newValue}
   }
   /// Returns true if `mouth` has been explicitly set.
-  public var hasMouth: Bool {self._mouth != nil}
+  public var hasMouth: Bool {_storage._mouth != nil}
   /// Clears the value of `mouth`. Subsequent reads from it will return its default value.
-  public mutating func clearMouth() {self._mouth = nil}
+  public mutating func clearMouth() {_uniqueStorage()._mouth = nil}
 
   /// roll in degrees, from the eye line; absent when the eyes were not found
   public var faceAngle: Float {
-    get {_faceAngle ?? 0}
-    set {_faceAngle = newValue}
+    get {_storage._faceAngle ?? 0}
+    set {_uniqueStorage()._faceAngle = newValue}
   }
   /// Returns true if `faceAngle` has been explicitly set.
-  public var hasFaceAngle: Bool {self._faceAngle != nil}
+  public var hasFaceAngle: Bool {_storage._faceAngle != nil}
   /// Clears the value of `faceAngle`. Subsequent reads from it will return its default value.
-  public mutating func clearFaceAngle() {self._faceAngle = nil}
+  public mutating func clearFaceAngle() {_uniqueStorage()._faceAngle = nil}
 
   /// detector score 0..1
-  public var confidence: Float = 0
+  public var confidence: Float {
+    get {_storage._confidence}
+    set {_uniqueStorage()._confidence = newValue}
+  }
 
   /// set by the collector; 0 = not tracked
-  public var trackingID: UInt64 = 0
+  public var trackingID: UInt64 {
+    get {_storage._trackingID}
+    set {_uniqueStorage()._trackingID = newValue}
+  }
 
-  public var trackingFrameCount: UInt32 = 0
+  public var trackingFrameCount: UInt32 {
+    get {_storage._trackingFrameCount}
+    set {_uniqueStorage()._trackingFrameCount = newValue}
+  }
 
   public var nose: Facewire_V1_Point {
-    get {_nose ?? Facewire_V1_Point()}
-    set {_nose = newValue}
+    get {_storage._nose ?? Facewire_V1_Point()}
+    set {_uniqueStorage()._nose = newValue}
   }
   /// Returns true if `nose` has been explicitly set.
-  public var hasNose: Bool {self._nose != nil}
+  public var hasNose: Bool {_storage._nose != nil}
   /// Clears the value of `nose`. Subsequent reads from it will return its default value.
-  public mutating func clearNose() {self._nose = nil}
+  public mutating func clearNose() {_uniqueStorage()._nose = nil}
+
+  /// degrees, from the landmarks' geometry; positive = the face turns toward
+  public var yaw: Float {
+    get {_storage._yaw ?? 0}
+    set {_uniqueStorage()._yaw = newValue}
+  }
+  /// Returns true if `yaw` has been explicitly set.
+  public var hasYaw: Bool {_storage._yaw != nil}
+  /// Clears the value of `yaw`. Subsequent reads from it will return its default value.
+  public mutating func clearYaw() {_uniqueStorage()._yaw = nil}
+
+  /// the image's right; absent without eyes and nose
+  /// Classifiers (absent score = the classifier did not run on this face):
+  public var hasSmile_p: Bool {
+    get {_storage._hasSmile_p}
+    set {_uniqueStorage()._hasSmile_p = newValue}
+  }
+
+  /// 0..1; has_smile = smile_score >= the operating point
+  public var smileScore: Float {
+    get {_storage._smileScore ?? 0}
+    set {_uniqueStorage()._smileScore = newValue}
+  }
+  /// Returns true if `smileScore` has been explicitly set.
+  public var hasSmileScore: Bool {_storage._smileScore != nil}
+  /// Clears the value of `smileScore`. Subsequent reads from it will return its default value.
+  public mutating func clearSmileScore() {_uniqueStorage()._smileScore = nil}
+
+  /// the eye on the image's left
+  public var leftEyeClosed: Bool {
+    get {_storage._leftEyeClosed}
+    set {_uniqueStorage()._leftEyeClosed = newValue}
+  }
+
+  public var rightEyeClosed: Bool {
+    get {_storage._rightEyeClosed}
+    set {_uniqueStorage()._rightEyeClosed = newValue}
+  }
+
+  /// 0..1
+  public var leftEyeClosedScore: Float {
+    get {_storage._leftEyeClosedScore ?? 0}
+    set {_uniqueStorage()._leftEyeClosedScore = newValue}
+  }
+  /// Returns true if `leftEyeClosedScore` has been explicitly set.
+  public var hasLeftEyeClosedScore: Bool {_storage._leftEyeClosedScore != nil}
+  /// Clears the value of `leftEyeClosedScore`. Subsequent reads from it will return its default value.
+  public mutating func clearLeftEyeClosedScore() {_uniqueStorage()._leftEyeClosedScore = nil}
+
+  public var rightEyeClosedScore: Float {
+    get {_storage._rightEyeClosedScore ?? 0}
+    set {_uniqueStorage()._rightEyeClosedScore = newValue}
+  }
+  /// Returns true if `rightEyeClosedScore` has been explicitly set.
+  public var hasRightEyeClosedScore: Bool {_storage._rightEyeClosedScore != nil}
+  /// Clears the value of `rightEyeClosedScore`. Subsequent reads from it will return its default value.
+  public mutating func clearRightEyeClosedScore() {_uniqueStorage()._rightEyeClosedScore = nil}
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
-  fileprivate var _bounds: Facewire_V1_Rect? = nil
-  fileprivate var _leftEye: Facewire_V1_Point? = nil
-  fileprivate var _rightEye: Facewire_V1_Point? = nil
-  fileprivate var _mouth: Facewire_V1_Point? = nil
-  fileprivate var _faceAngle: Float? = nil
-  fileprivate var _nose: Facewire_V1_Point? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 public nonisolated struct Facewire_V1_Timings: Sendable {
@@ -291,6 +482,9 @@ public nonisolated struct Facewire_V1_Timings: Sendable {
 
   /// capture time -> emitted by the collector (collector sets it)
   public var totalMs: Float = 0
+
+  /// smile and eyes-closed classifiers, all faces of the frame
+  public var classifyMs: Float = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -692,7 +886,7 @@ nonisolated extension Facewire_V1_Ready: SwiftProtobuf.Message, SwiftProtobuf._M
 
 nonisolated extension Facewire_V1_FrameHeader: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".FrameHeader"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}stream\0\u{1}epoch\0\u{1}seq\0\u{3}capture_time_us\0\u{1}width\0\u{1}height\0\u{1}orientation\0\u{3}sent_time_us\0\u{3}deadline_us\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}stream\0\u{1}epoch\0\u{1}seq\0\u{3}capture_time_us\0\u{1}width\0\u{1}height\0\u{1}orientation\0\u{3}sent_time_us\0\u{3}deadline_us\0\u{1}settings\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -710,12 +904,17 @@ nonisolated extension Facewire_V1_FrameHeader: SwiftProtobuf.Message, SwiftProto
       case 8: try { try decoder.decodeSingularUInt32Field(value: &self.orientation) }()
       case 9: try { try decoder.decodeSingularInt64Field(value: &self.sentTimeUs) }()
       case 10: try { try decoder.decodeSingularInt64Field(value: &self.deadlineUs) }()
+      case 11: try { try decoder.decodeSingularMessageField(value: &self._settings) }()
       default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
     if self.version != 0 {
       try visitor.visitSingularUInt32Field(value: self.version, fieldNumber: 1)
     }
@@ -746,6 +945,9 @@ nonisolated extension Facewire_V1_FrameHeader: SwiftProtobuf.Message, SwiftProto
     if self.deadlineUs != 0 {
       try visitor.visitSingularInt64Field(value: self.deadlineUs, fieldNumber: 10)
     }
+    try { if let v = self._settings {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -760,9 +962,72 @@ nonisolated extension Facewire_V1_FrameHeader: SwiftProtobuf.Message, SwiftProto
     if lhs.orientation != rhs.orientation {return false}
     if lhs.sentTimeUs != rhs.sentTimeUs {return false}
     if lhs.deadlineUs != rhs.deadlineUs {return false}
+    if lhs._settings != rhs._settings {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
+}
+
+nonisolated extension Facewire_V1_DetectionSettings: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DetectionSettings"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}accuracy\0\u{3}min_face\0\u{3}max_faces\0\u{3}face_mode\0\u{1}classifiers\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.accuracy) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.minFace) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.maxFaces) }()
+      case 4: try { try decoder.decodeSingularEnumField(value: &self.faceMode) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self._classifiers) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.accuracy != .unset {
+      try visitor.visitSingularEnumField(value: self.accuracy, fieldNumber: 1)
+    }
+    if self.minFace != 0 {
+      try visitor.visitSingularUInt32Field(value: self.minFace, fieldNumber: 2)
+    }
+    if self.maxFaces != 0 {
+      try visitor.visitSingularUInt32Field(value: self.maxFaces, fieldNumber: 3)
+    }
+    if self.faceMode != .unset {
+      try visitor.visitSingularEnumField(value: self.faceMode, fieldNumber: 4)
+    }
+    try { if let v = self._classifiers {
+      try visitor.visitSingularUInt32Field(value: v, fieldNumber: 5)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Facewire_V1_DetectionSettings, rhs: Facewire_V1_DetectionSettings) -> Bool {
+    if lhs.accuracy != rhs.accuracy {return false}
+    if lhs.minFace != rhs.minFace {return false}
+    if lhs.maxFaces != rhs.maxFaces {return false}
+    if lhs.faceMode != rhs.faceMode {return false}
+    if lhs._classifiers != rhs._classifiers {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Facewire_V1_DetectionSettings.Accuracy: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ACCURACY_UNSET\0\u{1}ACCURACY_LOW\0\u{1}ACCURACY_HIGH\0")
+}
+
+nonisolated extension Facewire_V1_DetectionSettings.FaceMode: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0FACE_MODE_UNSET\0\u{1}FACE_MODE_SMALL\0\u{1}FACE_MODE_LARGE\0")
 }
 
 nonisolated extension Facewire_V1_Point: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
@@ -847,73 +1112,174 @@ nonisolated extension Facewire_V1_Rect: SwiftProtobuf.Message, SwiftProtobuf._Me
 
 nonisolated extension Facewire_V1_Face: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Face"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}bounds\0\u{3}left_eye\0\u{3}right_eye\0\u{1}mouth\0\u{3}face_angle\0\u{1}confidence\0\u{3}tracking_id\0\u{3}tracking_frame_count\0\u{1}nose\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}bounds\0\u{3}left_eye\0\u{3}right_eye\0\u{1}mouth\0\u{3}face_angle\0\u{1}confidence\0\u{3}tracking_id\0\u{3}tracking_frame_count\0\u{1}nose\0\u{1}yaw\0\u{3}has_smile\0\u{3}smile_score\0\u{3}left_eye_closed\0\u{3}right_eye_closed\0\u{3}left_eye_closed_score\0\u{3}right_eye_closed_score\0")
+
+  fileprivate class _StorageClass {
+    var _bounds: Facewire_V1_Rect? = nil
+    var _leftEye: Facewire_V1_Point? = nil
+    var _rightEye: Facewire_V1_Point? = nil
+    var _mouth: Facewire_V1_Point? = nil
+    var _faceAngle: Float? = nil
+    var _confidence: Float = 0
+    var _trackingID: UInt64 = 0
+    var _trackingFrameCount: UInt32 = 0
+    var _nose: Facewire_V1_Point? = nil
+    var _yaw: Float? = nil
+    var _hasSmile_p: Bool = false
+    var _smileScore: Float? = nil
+    var _leftEyeClosed: Bool = false
+    var _rightEyeClosed: Bool = false
+    var _leftEyeClosedScore: Float? = nil
+    var _rightEyeClosedScore: Float? = nil
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _bounds = source._bounds
+      _leftEye = source._leftEye
+      _rightEye = source._rightEye
+      _mouth = source._mouth
+      _faceAngle = source._faceAngle
+      _confidence = source._confidence
+      _trackingID = source._trackingID
+      _trackingFrameCount = source._trackingFrameCount
+      _nose = source._nose
+      _yaw = source._yaw
+      _hasSmile_p = source._hasSmile_p
+      _smileScore = source._smileScore
+      _leftEyeClosed = source._leftEyeClosed
+      _rightEyeClosed = source._rightEyeClosed
+      _leftEyeClosedScore = source._leftEyeClosedScore
+      _rightEyeClosedScore = source._rightEyeClosedScore
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularMessageField(value: &self._bounds) }()
-      case 2: try { try decoder.decodeSingularMessageField(value: &self._leftEye) }()
-      case 3: try { try decoder.decodeSingularMessageField(value: &self._rightEye) }()
-      case 4: try { try decoder.decodeSingularMessageField(value: &self._mouth) }()
-      case 5: try { try decoder.decodeSingularFloatField(value: &self._faceAngle) }()
-      case 6: try { try decoder.decodeSingularFloatField(value: &self.confidence) }()
-      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.trackingID) }()
-      case 8: try { try decoder.decodeSingularUInt32Field(value: &self.trackingFrameCount) }()
-      case 9: try { try decoder.decodeSingularMessageField(value: &self._nose) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularMessageField(value: &_storage._bounds) }()
+        case 2: try { try decoder.decodeSingularMessageField(value: &_storage._leftEye) }()
+        case 3: try { try decoder.decodeSingularMessageField(value: &_storage._rightEye) }()
+        case 4: try { try decoder.decodeSingularMessageField(value: &_storage._mouth) }()
+        case 5: try { try decoder.decodeSingularFloatField(value: &_storage._faceAngle) }()
+        case 6: try { try decoder.decodeSingularFloatField(value: &_storage._confidence) }()
+        case 7: try { try decoder.decodeSingularUInt64Field(value: &_storage._trackingID) }()
+        case 8: try { try decoder.decodeSingularUInt32Field(value: &_storage._trackingFrameCount) }()
+        case 9: try { try decoder.decodeSingularMessageField(value: &_storage._nose) }()
+        case 10: try { try decoder.decodeSingularFloatField(value: &_storage._yaw) }()
+        case 11: try { try decoder.decodeSingularBoolField(value: &_storage._hasSmile_p) }()
+        case 12: try { try decoder.decodeSingularFloatField(value: &_storage._smileScore) }()
+        case 13: try { try decoder.decodeSingularBoolField(value: &_storage._leftEyeClosed) }()
+        case 14: try { try decoder.decodeSingularBoolField(value: &_storage._rightEyeClosed) }()
+        case 15: try { try decoder.decodeSingularFloatField(value: &_storage._leftEyeClosedScore) }()
+        case 16: try { try decoder.decodeSingularFloatField(value: &_storage._rightEyeClosedScore) }()
+        default: break
+        }
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    try { if let v = self._bounds {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
-    } }()
-    try { if let v = self._leftEye {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
-    } }()
-    try { if let v = self._rightEye {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
-    } }()
-    try { if let v = self._mouth {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
-    } }()
-    try { if let v = self._faceAngle {
-      try visitor.visitSingularFloatField(value: v, fieldNumber: 5)
-    } }()
-    if self.confidence.bitPattern != 0 {
-      try visitor.visitSingularFloatField(value: self.confidence, fieldNumber: 6)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      try { if let v = _storage._bounds {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+      } }()
+      try { if let v = _storage._leftEye {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+      } }()
+      try { if let v = _storage._rightEye {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+      } }()
+      try { if let v = _storage._mouth {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+      } }()
+      try { if let v = _storage._faceAngle {
+        try visitor.visitSingularFloatField(value: v, fieldNumber: 5)
+      } }()
+      if _storage._confidence.bitPattern != 0 {
+        try visitor.visitSingularFloatField(value: _storage._confidence, fieldNumber: 6)
+      }
+      if _storage._trackingID != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._trackingID, fieldNumber: 7)
+      }
+      if _storage._trackingFrameCount != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._trackingFrameCount, fieldNumber: 8)
+      }
+      try { if let v = _storage._nose {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 9)
+      } }()
+      try { if let v = _storage._yaw {
+        try visitor.visitSingularFloatField(value: v, fieldNumber: 10)
+      } }()
+      if _storage._hasSmile_p != false {
+        try visitor.visitSingularBoolField(value: _storage._hasSmile_p, fieldNumber: 11)
+      }
+      try { if let v = _storage._smileScore {
+        try visitor.visitSingularFloatField(value: v, fieldNumber: 12)
+      } }()
+      if _storage._leftEyeClosed != false {
+        try visitor.visitSingularBoolField(value: _storage._leftEyeClosed, fieldNumber: 13)
+      }
+      if _storage._rightEyeClosed != false {
+        try visitor.visitSingularBoolField(value: _storage._rightEyeClosed, fieldNumber: 14)
+      }
+      try { if let v = _storage._leftEyeClosedScore {
+        try visitor.visitSingularFloatField(value: v, fieldNumber: 15)
+      } }()
+      try { if let v = _storage._rightEyeClosedScore {
+        try visitor.visitSingularFloatField(value: v, fieldNumber: 16)
+      } }()
     }
-    if self.trackingID != 0 {
-      try visitor.visitSingularUInt64Field(value: self.trackingID, fieldNumber: 7)
-    }
-    if self.trackingFrameCount != 0 {
-      try visitor.visitSingularUInt32Field(value: self.trackingFrameCount, fieldNumber: 8)
-    }
-    try { if let v = self._nose {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 9)
-    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Facewire_V1_Face, rhs: Facewire_V1_Face) -> Bool {
-    if lhs._bounds != rhs._bounds {return false}
-    if lhs._leftEye != rhs._leftEye {return false}
-    if lhs._rightEye != rhs._rightEye {return false}
-    if lhs._mouth != rhs._mouth {return false}
-    if lhs._faceAngle != rhs._faceAngle {return false}
-    if lhs.confidence != rhs.confidence {return false}
-    if lhs.trackingID != rhs.trackingID {return false}
-    if lhs.trackingFrameCount != rhs.trackingFrameCount {return false}
-    if lhs._nose != rhs._nose {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._bounds != rhs_storage._bounds {return false}
+        if _storage._leftEye != rhs_storage._leftEye {return false}
+        if _storage._rightEye != rhs_storage._rightEye {return false}
+        if _storage._mouth != rhs_storage._mouth {return false}
+        if _storage._faceAngle != rhs_storage._faceAngle {return false}
+        if _storage._confidence != rhs_storage._confidence {return false}
+        if _storage._trackingID != rhs_storage._trackingID {return false}
+        if _storage._trackingFrameCount != rhs_storage._trackingFrameCount {return false}
+        if _storage._nose != rhs_storage._nose {return false}
+        if _storage._yaw != rhs_storage._yaw {return false}
+        if _storage._hasSmile_p != rhs_storage._hasSmile_p {return false}
+        if _storage._smileScore != rhs_storage._smileScore {return false}
+        if _storage._leftEyeClosed != rhs_storage._leftEyeClosed {return false}
+        if _storage._rightEyeClosed != rhs_storage._rightEyeClosed {return false}
+        if _storage._leftEyeClosedScore != rhs_storage._leftEyeClosedScore {return false}
+        if _storage._rightEyeClosedScore != rhs_storage._rightEyeClosedScore {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -921,7 +1287,7 @@ nonisolated extension Facewire_V1_Face: SwiftProtobuf.Message, SwiftProtobuf._Me
 
 nonisolated extension Facewire_V1_Timings: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Timings"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}queue_ms\0\u{3}decode_ms\0\u{3}detect_ms\0\u{3}total_ms\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}queue_ms\0\u{3}decode_ms\0\u{3}detect_ms\0\u{3}total_ms\0\u{3}classify_ms\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -933,6 +1299,7 @@ nonisolated extension Facewire_V1_Timings: SwiftProtobuf.Message, SwiftProtobuf.
       case 2: try { try decoder.decodeSingularFloatField(value: &self.decodeMs) }()
       case 3: try { try decoder.decodeSingularFloatField(value: &self.detectMs) }()
       case 4: try { try decoder.decodeSingularFloatField(value: &self.totalMs) }()
+      case 5: try { try decoder.decodeSingularFloatField(value: &self.classifyMs) }()
       default: break
       }
     }
@@ -951,6 +1318,9 @@ nonisolated extension Facewire_V1_Timings: SwiftProtobuf.Message, SwiftProtobuf.
     if self.totalMs.bitPattern != 0 {
       try visitor.visitSingularFloatField(value: self.totalMs, fieldNumber: 4)
     }
+    if self.classifyMs.bitPattern != 0 {
+      try visitor.visitSingularFloatField(value: self.classifyMs, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -959,6 +1329,7 @@ nonisolated extension Facewire_V1_Timings: SwiftProtobuf.Message, SwiftProtobuf.
     if lhs.decodeMs != rhs.decodeMs {return false}
     if lhs.detectMs != rhs.detectMs {return false}
     if lhs.totalMs != rhs.totalMs {return false}
+    if lhs.classifyMs != rhs.classifyMs {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -47,12 +47,14 @@ struct CaptureCommand: ParsableCommand {
     @Option(help: "Workers drop live frames older than this many ms instead of analysing them (0: never).")
     var maxAge: Int = 2000
 
+    @OptionGroup(title: "Stream settings (sent with every frame; unset ones are each worker's)") var analysis: AnalysisFlags
     @OptionGroup var log: LogOptions
 
     func validate() throws {
         guard Wire.isValidStreamID(stream) else { throw ValidationError("--stream: 1-64 characters of A-Z a-z 0-9 . _ -") }
         guard (1...100).contains(jpegQuality) else { throw ValidationError("--jpeg-quality must be 1...100") }
         if let frames, frames < 1 { throw ValidationError("--frames must be at least 1") }
+        _ = try analysis.settings()
     }
 
     func run() throws {
@@ -60,7 +62,7 @@ struct CaptureCommand: ParsableCommand {
         let configuration = CaptureConfiguration(
             source: source, stream: stream, bind: bind, advertise: advertise, collector: collector,
             pacing: try FPSOption.parse(fps), loop: loop, maxFrames: frames, jpegQuality: jpegQuality,
-            maxAgeMilliseconds: maxAge
+            maxAgeMilliseconds: maxAge, settings: try analysis.settings()
         )
         let node = try CaptureNode(configuration: configuration, logger: logger)
         try NodeRunner.run(logger: logger) { stop in try node.run(stop: stop) }

@@ -26,12 +26,15 @@ struct DetectCommand: ParsableCommand {
     var loop: Bool = false
 
     @OptionGroup var detector: DetectorOptions
+    @OptionGroup var analysis: AnalysisFlags
     @OptionGroup var log: LogOptions
 
     func run() throws {
         let logger = try log.makeLogger("facewire.detect")
         setOpenCVThreads(1)
-        let analyzer = try FrameAnalyzer(detector: try makeFaceDetector(try detector.configuration()))
+        let options = try analysis.options()
+        let analyzer = try FrameAnalyzer(
+            detector: try makeFaceDetector(try detector.configuration()), classifier: try makeExpressionClassifier())
         let frameSource = try openFrameSource(source, loop: loop, jpegQuality: 85)
         let printer = LinePrinter(events: false)
         let start = Clock.monotonicNanoseconds()
@@ -48,7 +51,7 @@ struct DetectCommand: ParsableCommand {
             header.orientation = UInt32(frame.orientation.rawValue)
             var result = WorkerNode.analyse(
                 FrameMessage(header: header, jpeg: frame.jpeg), receivedAt: header.captureTimeUs, analyzer: analyzer,
-                workerID: "detect"
+                workerID: "detect", defaults: options
             )
             result.timings.totalMs = Float(Clock.wallMicroseconds() - header.captureTimeUs) / 1000
             printer.print(StreamMessage(stream: "detect", epoch: 0, body: .frame(result)))

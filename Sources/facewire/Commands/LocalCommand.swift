@@ -44,6 +44,7 @@ struct LocalCommand: ParsableCommand {
     var events: Bool = false
 
     @OptionGroup var detector: DetectorOptions
+    @OptionGroup(title: "Stream settings") var analysis: AnalysisFlags
     @OptionGroup var log: LogOptions
 
     func validate() throws {
@@ -60,6 +61,7 @@ struct LocalCommand: ParsableCommand {
             throw ValidationError("--source '\(source)' does not exist")
         }
         _ = try detector.configuration()
+        _ = try analysis.options()
         let executable = try selfExecutable()
         let ports = try freeLoopbackPorts(3)
         let (controlPort, publishPort, capturePort) = (ports[0], ports[1], ports[2])
@@ -83,7 +85,7 @@ struct LocalCommand: ParsableCommand {
         let captureArguments = [
             "--role", "capture", "--source", source, "--stream", stream, "--bind", "tcp://127.0.0.1:\(capturePort)",
             "--collector", control, "--fps", fps, "--log-level", childLogLevel,
-        ] + (loop ? ["--loop"] : []) + (frames.map { ["--frames", String($0)] } ?? [])
+        ] + analysis.arguments + (loop ? ["--loop"] : []) + (frames.map { ["--frames", String($0)] } ?? [])
 
         // Watch the children: if one that must not die dies, stop with its status.
         cluster.onUnexpectedExit = { name, status in

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FacewireDetection
+import FacewireProtocol
 import FacewireRuntime
 import Foundation
 import Logging
@@ -50,9 +51,6 @@ struct DetectorOptions: ParsableArguments {
     @Option(help: "Minimum detector confidence, 0...1 (default: the backend's).")
     var scoreThreshold: Float?
 
-    @Option(help: "At most this many faces per frame, best first.")
-    var maxFaces: Int = 64
-
     func configuration() throws -> DetectorConfiguration {
         guard let backend = DetectorConfiguration.Backend(rawValue: detector) else {
             throw ValidationError("unknown --detector '\(detector)': use auto, yunet, centerface or cascade")
@@ -61,16 +59,93 @@ struct DetectorOptions: ParsableArguments {
             throw ValidationError("--model \(model): no such file")
         }
         return DetectorConfiguration(
-            backend: backend, modelPath: model, inputWidth: inputWidth, scoreThreshold: scoreThreshold, maxFaces: maxFaces
+            backend: backend, modelPath: model, inputWidth: inputWidth, scoreThreshold: scoreThreshold
         )
     }
 
     /// The same options as command-line arguments, for child processes.
     var arguments: [String] {
-        var result = ["--detector", detector, "--max-faces", String(maxFaces)]
+        var result = ["--detector", detector]
         if let model { result += ["--model", model] }
         if let inputWidth { result += ["--input-width", String(inputWidth)] }
         if let scoreThreshold { result += ["--score-threshold", String(scoreThreshold)] }
+        return result
+    }
+}
+
+/// The per-stream analysis settings (CIDetector's and Affdex's options). On a capture node they become the
+/// stream's settings in every frame header; on a worker they are the defaults for frames that leave them unset.
+struct AnalysisFlags: ParsableArguments {
+    @Option(help: "Accuracy: low (fast) or high (detector at twice the width: smaller faces, 2-3x slower). Default low.")
+    var accuracy: String?
+
+    @Option(help: "Smallest face height reported, in pixels of the upright frame. Default 0.")
+    var minFace: Int?
+
+    @Option(help: "At most this many faces per frame, most confident first (1...\(AnalysisOptions.maxFacesLimit)). Default 64.")
+    var maxFaces: Int?
+
+    @Option(help: "Face mode: small (any size) or large (only faces >= 1/8 of the frame; detector at half width). Default small.")
+    var faceMode: String?
+
+    @Option(help: "Classifiers run on each face: smile, eyes, all or none (comma-separated). Default all.")
+    var classifiers: String?
+
+    /// `defaults` with every given flag applied.
+    func options(defaults: AnalysisOptions = AnalysisOptions()) throws -> AnalysisOptions {
+        var options = defaults
+        if let accuracy {
+            guard let value = AnalysisOptions.Accuracy(rawValue: accuracy.lowercased()) else {
+                throw ValidationError("--accuracy must be low or high, not '\(accuracy)'")
+            }
+            options.accuracy = value
+        }
+        if let faceMode {
+            guard let value = AnalysisOptions.FaceMode(rawValue: faceMode.lowercased()) else {
+                throw ValidationError("--face-mode must be small or large, not '\(faceMode)'")
+            }
+            options.faceMode = value
+        }
+        if let minFace { options.minFace = minFace }
+        if let maxFaces { options.maxFaces = maxFaces }
+        if let classifiers {
+            do {
+                options.classifiers = try .parse(classifiers)
+            } catch {
+                throw ValidationError("--classifiers: \(error)")
+            }
+        }
+        do {
+            try options.validate()
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        return options
+    }
+
+    /// The given flags as a stream's settings (unset where no flag was given), or `nil` when none was given.
+    func settings() throws -> DetectionSettings? {
+        guard accuracy != nil || minFace != nil || maxFaces != nil || faceMode != nil || classifiers != nil else {
+            return nil
+        }
+        let options = try options()
+        var settings = DetectionSettings()
+        if accuracy != nil { settings.accuracy = options.accuracy == .high ? .high : .low }
+        if faceMode != nil { settings.faceMode = options.faceMode == .large ? .large : .small }
+        if minFace != nil { settings.minFace = UInt32(options.minFace) }
+        if maxFaces != nil { settings.maxFaces = UInt32(options.maxFaces) }
+        if classifiers != nil { settings.classifiers = options.classifiers.rawValue }
+        return settings
+    }
+
+    /// The given flags as command-line arguments, for child processes.
+    var arguments: [String] {
+        var result: [String] = []
+        if let accuracy { result += ["--accuracy", accuracy] }
+        if let minFace { result += ["--min-face", String(minFace)] }
+        if let maxFaces { result += ["--max-faces", String(maxFaces)] }
+        if let faceMode { result += ["--face-mode", faceMode] }
+        if let classifiers { result += ["--classifiers", classifiers] }
         return result
     }
 }

@@ -27,6 +27,7 @@ struct WorkerCommand: ParsableCommand {
     var id: String?
 
     @OptionGroup var detector: DetectorOptions
+    @OptionGroup(title: "Defaults for streams that do not set them") var analysis: AnalysisFlags
     @OptionGroup var log: LogOptions
 
     func run() throws {
@@ -36,7 +37,8 @@ struct WorkerCommand: ParsableCommand {
             captures: capture.flatMap { $0.split(separator: ",").map(String.init) },
             threads: threads ?? ProcessInfo.processInfo.activeProcessorCount,
             detector: try detector.configuration(),
-            workerID: id ?? defaultNodeID()
+            workerID: id ?? defaultNodeID(),
+            analysis: try analysis.options()
         )
         let node = WorkerNode(configuration: configuration, logger: logger)
         try NodeRunner.run(logger: logger) { stop in try node.run(stop: stop) }

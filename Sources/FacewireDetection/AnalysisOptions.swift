@@ -1,0 +1,119 @@
+import Foundation
+
+/// How one frame is analysed: the per-stream settings of Core Image's CIDetector and Affdex, applied by
+/// ``FrameAnalyzer``.
+///
+/// | option | effect |
+/// |---|---|
+/// | ``accuracy`` | `.low` runs the detector at its base input width (320 px for YuNet and CenterFace); `.high` at twice that, which finds smaller faces at two to three times the cost (CIDetectorAccuracy). |
+/// | ``faceMode`` | `.large` (Affdex's large-face mode, for kiosks and selfies) halves the detector's width and reports only faces at least 1/8 of the frame's shorter side; `.small` (the default) reports any size. |
+/// | ``minFace`` | the smallest face height reported, in upright full-resolution pixels. |
+/// | ``maxFaces`` | the most faces reported per frame, highest confidence first (Affdex's maximum face count). |
+/// | ``classifiers`` | which classifiers run on each face; one that is off costs nothing. |
+public struct AnalysisOptions: Sendable, Equatable {
+    /// Speed against small faces (CIDetectorAccuracy).
+    public enum Accuracy: String, Sendable, Equatable, CaseIterable {
+        case low, high
+    }
+
+    /// Which faces matter (Affdex's face mode).
+    public enum FaceMode: String, Sendable, Equatable, CaseIterable {
+        /// Faces of any size.
+        case small
+        /// Only faces at least 1/8 of the frame's shorter side; the detector runs at half width.
+        case large
+    }
+
+    /// The classifiers run on each face's pixels.
+    public struct Classifiers: OptionSet, Sendable, Hashable {
+        public let rawValue: UInt32
+        public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+        /// `hasSmile` and `smileScore`.
+        public static let smile = Classifiers(rawValue: 1 << 0)
+        /// `leftEyeClosed`, `rightEyeClosed` and their scores.
+        public static let eyes = Classifiers(rawValue: 1 << 1)
+        /// Every classifier.
+        public static let all: Classifiers = [.smile, .eyes]
+
+        /// Parses a comma-separated list: `smile`, `eyes`, `all` or `none` (an empty string means none).
+        /// - Throws: ``DetectionError`` `.invalidConfiguration` naming the unknown word.
+        public static func parse(_ text: String) throws -> Classifiers {
+            var result: Classifiers = []
+            for word in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces).lowercased() })
+            where !word.isEmpty {
+                switch word {
+                case "smile", "smiles": result.insert(.smile)
+                case "eyes", "eye", "blink", "eyes-closed": result.insert(.eyes)
+                case "all": result.formUnion(.all)
+                case "none": break
+                default:
+                    throw DetectionError(.invalidConfiguration, "unknown classifier '\(word)': use smile, eyes, all or none")
+                }
+            }
+            return result
+        }
+
+        /// The list form `parse` accepts: "smile,eyes", "smile", "eyes" or "none".
+        public var description: String {
+            var words: [String] = []
+            if contains(.smile) { words.append("smile") }
+            if contains(.eyes) { words.append("eyes") }
+            return words.isEmpty ? "none" : words.joined(separator: ",")
+        }
+    }
+
+    /// The largest ``maxFaces`` accepted.
+    public static let maxFacesLimit = 256
+
+    public var accuracy: Accuracy
+    public var faceMode: FaceMode
+    /// The smallest face height reported, in upright full-resolution pixels (0: no minimum).
+    public var minFace: Int
+    /// The most faces reported per frame, highest confidence first; 1...``maxFacesLimit``.
+    public var maxFaces: Int
+    public var classifiers: Classifiers
+
+    /// Creates options. The defaults: low accuracy, any face size, up to 64 faces, every classifier on.
+    public init(
+        accuracy: Accuracy = .low, faceMode: FaceMode = .small, minFace: Int = 0, maxFaces: Int = 64,
+        classifiers: Classifiers = .all
+    ) {
+        self.accuracy = accuracy
+        self.faceMode = faceMode
+        self.minFace = minFace
+        self.maxFaces = maxFaces
+        self.classifiers = classifiers
+    }
+
+    /// Checks the ranges.
+    /// - Throws: ``DetectionError`` `.invalidConfiguration`.
+    public func validate() throws {
+        guard (0...65_535).contains(minFace) else {
+            throw DetectionError(.invalidConfiguration, "min face \(minFace) px is outside 0...65535")
+        }
+        guard (1...Self.maxFacesLimit).contains(maxFaces) else {
+            throw DetectionError(.invalidConfiguration, "max faces \(maxFaces) is outside 1...\(Self.maxFacesLimit)")
+        }
+    }
+
+    /// The width the detector runs at for a detector whose base width is `base` (`nil`: the image's own width
+    /// `imageWidth`): doubled for high accuracy, halved in large-face mode, never below 64 px (YuNet fails on
+    /// smaller inputs).
+    public func detectorWidth(base: Int?, imageWidth: Int) -> Int? {
+        var factor = 1.0
+        if accuracy == .high { factor *= 2 }
+        if faceMode == .large { factor /= 2 }
+        guard factor != 1 else { return base }
+        let width = Double(base ?? imageWidth) * factor
+        return max(64, Int(width.rounded()))
+    }
+
+    /// The smallest face height reported, in upright full-resolution pixels, for a frame of `width` × `height`:
+    /// ``minFace``, raised to 1/8 of the shorter side in large-face mode.
+    public func minimumFaceHeight(width: Int, height: Int) -> Float {
+        var minimum = Float(minFace)
+        if faceMode == .large { minimum = max(minimum, Float(min(width, height)) / 8) }
+        return minimum
+    }
+}

@@ -1,0 +1,72 @@
+import FacewireDetection
+import Testing
+
+@Suite("Analysis options")
+struct AnalysisOptionsTests {
+    @Test("classifier lists parse, print and reject unknown names")
+    func classifiers() throws {
+        #expect(try AnalysisOptions.Classifiers.parse("smile,eyes") == .all)
+        #expect(try AnalysisOptions.Classifiers.parse(" Eyes ") == [.eyes])
+        #expect(try AnalysisOptions.Classifiers.parse("none").isEmpty)
+        #expect(try AnalysisOptions.Classifiers.parse("").isEmpty)
+        #expect(try AnalysisOptions.Classifiers.parse("all") == .all)
+        #expect(throws: DetectionError.self) { try AnalysisOptions.Classifiers.parse("smile,frown") }
+        #expect(AnalysisOptions.Classifiers.all.description == "smile,eyes")
+        #expect(AnalysisOptions.Classifiers([]).description == "none")
+        #expect(try AnalysisOptions.Classifiers.parse(AnalysisOptions.Classifiers.eyes.description) == .eyes)
+    }
+
+    @Test("accuracy doubles the detector width, large-face mode halves it")
+    func detectorWidth() {
+        #expect(AnalysisOptions().detectorWidth(base: 320, imageWidth: 1280) == 320)
+        #expect(AnalysisOptions(accuracy: .high).detectorWidth(base: 320, imageWidth: 1280) == 640)
+        #expect(AnalysisOptions(faceMode: .large).detectorWidth(base: 320, imageWidth: 1280) == 160)
+        #expect(AnalysisOptions(accuracy: .high, faceMode: .large).detectorWidth(base: 320, imageWidth: 1280) == 320)
+        // A detector that runs at the image's own size scales from the image's width.
+        #expect(AnalysisOptions().detectorWidth(base: nil, imageWidth: 500) == nil)
+        #expect(AnalysisOptions(accuracy: .high).detectorWidth(base: nil, imageWidth: 500) == 1000)
+        // Never below 64 px (YuNet fails on smaller inputs).
+        #expect(AnalysisOptions(faceMode: .large).detectorWidth(base: 100, imageWidth: 1280) == 64)
+    }
+
+    @Test("the minimum face height: min-face, raised to 1/8 of the shorter side in large-face mode")
+    func minimumFaceHeight() {
+        #expect(AnalysisOptions().minimumFaceHeight(width: 640, height: 480) == 0)
+        #expect(AnalysisOptions(minFace: 30).minimumFaceHeight(width: 640, height: 480) == 30)
+        #expect(AnalysisOptions(faceMode: .large).minimumFaceHeight(width: 640, height: 480) == 60)
+        #expect(AnalysisOptions(faceMode: .large, minFace: 100).minimumFaceHeight(width: 640, height: 480) == 100)
+    }
+
+    @Test("out-of-range values are rejected")
+    func validation() {
+        #expect(throws: Never.self) { try AnalysisOptions().validate() }
+        #expect(throws: DetectionError.self) { try AnalysisOptions(maxFaces: 0).validate() }
+        #expect(throws: DetectionError.self) { try AnalysisOptions(maxFaces: AnalysisOptions.maxFacesLimit + 1).validate() }
+        #expect(throws: DetectionError.self) { try AnalysisOptions(minFace: -1).validate() }
+    }
+
+    @Test("yaw from the landmarks: 0 when the nose is centred, signed toward the image's right, roll-invariant")
+    func yaw() throws {
+        let left = FacePoint(x: 100, y: 100)
+        let right = FacePoint(x: 140, y: 100)
+        let centred = try #require(DetectedFace.yawAngle(leftEye: left, rightEye: right, nose: FacePoint(x: 120, y: 125)))
+        #expect(abs(centred) < 0.001)
+        let toRight = try #require(DetectedFace.yawAngle(leftEye: left, rightEye: right, nose: FacePoint(x: 130, y: 125)))
+        #expect(toRight > 0)
+        let toLeft = try #require(DetectedFace.yawAngle(leftEye: left, rightEye: right, nose: FacePoint(x: 110, y: 125)))
+        #expect(abs(toLeft + toRight) < 0.001)
+        // The same face rolled by 90°: the eye line is vertical; the nose offset is measured along it.
+        let rolled = try #require(
+            DetectedFace.yawAngle(
+                leftEye: FacePoint(x: 100, y: 100), rightEye: FacePoint(x: 100, y: 140), nose: FacePoint(x: 75, y: 130)))
+        #expect(abs(rolled - toRight) < 0.001)
+        #expect(DetectedFace.yawAngle(leftEye: left, rightEye: right, nose: nil) == nil)
+        #expect(DetectedFace.yawAngle(leftEye: left, rightEye: left, nose: FacePoint(x: 1, y: 1)) == nil)
+        // A face built with landmarks gets its yaw; scaling keeps it (a uniform scale does not change angles).
+        let face = DetectedFace(
+            bounds: FaceRect(x: 80, y: 70, width: 80, height: 100), leftEye: left, rightEye: right,
+            nose: FacePoint(x: 130, y: 125), confidence: 0.9)
+        #expect(face.yaw == toRight)
+        #expect(abs((face.scaled(x: 2, y: 2).yaw ?? 0) - toRight) < 0.001)
+    }
+}
