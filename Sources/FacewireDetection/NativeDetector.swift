@@ -29,7 +29,7 @@ final class NativeDetector {
             return make(base, buffer.count)
         }
         guard let handle else {
-            let message = String(decoding: errorText.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let message = cErrorMessage(errorText)
             throw DetectionError(.modelLoadFailed, "cannot load \(what) \(path): \(message.isEmpty ? "unknown error" : message)")
         }
         return NativeDetector(handle: handle, inputWidth: inputWidth, scoreThreshold: scoreThreshold, maxFaces: maxFaces)
@@ -90,7 +90,7 @@ final class NativeDetector {
             }
         }
         guard count >= 0 else {
-            let message = String(decoding: errorText.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let message = cErrorMessage(errorText)
             throw DetectionError(.detectionFailed, message.isEmpty ? "detection failed" : message)
         }
         // Faces come best first: those at or above the threshold are a prefix.
@@ -106,7 +106,7 @@ final class NativeDetector {
                 }
             }
             guard refined >= 0 else {
-                let message = String(decoding: errorText.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                let message = cErrorMessage(errorText)
                 throw DetectionError(.detectionFailed, message.isEmpty ? "landmark refinement failed" : message)
             }
         }
@@ -144,4 +144,9 @@ final class NativeDetector {
         }
         return result
     }
+}
+
+/// The NUL-terminated message a C shim function wrote into `buffer` (empty when it wrote none).
+func cErrorMessage(_ buffer: [CChar]) -> String {
+    String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }

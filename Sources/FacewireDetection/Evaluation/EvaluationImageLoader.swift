@@ -32,7 +32,7 @@ public final class EvaluationImageLoader {
             fwcv_image_read(path, &pixels, &width, &height, err.baseAddress, err.count)
         }
         guard status == 0, let pixels, width > 0, height > 0 else {
-            let message = String(decoding: errorText.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let message = cErrorMessage(errorText)
             throw DetectionError(.invalidImage, "cannot read \(path): \(message)")
         }
         defer { fwcv_free(pixels) }

@@ -13,7 +13,7 @@ public final class CascadeExpressionClassifier: ExpressionClassifier {
         var errorText = [CChar](repeating: 0, count: 1024)
         let created = errorText.withUnsafeMutableBufferPointer { fwcv_attributes_create(cascadeDirectory, $0.baseAddress, $0.count) }
         guard let created else {
-            let message = String(decoding: errorText.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let message = cErrorMessage(errorText)
             throw DetectionError(.modelNotFound, "cannot load the expression cascades (install opencv-data): \(message)")
         }
         handle = created
@@ -38,7 +38,7 @@ public final class CascadeExpressionClassifier: ExpressionClassifier {
             }
         }
         guard status == 0 else {
-            let message = String(decoding: errorText.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let message = cErrorMessage(errorText)
             throw DetectionError(.detectionFailed, message.isEmpty ? "expression classifiers failed" : message)
         }
         var expression = FaceExpression()
