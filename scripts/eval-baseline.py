@@ -88,13 +88,22 @@ class Truth:
 
 
 class Face:
-    __slots__ = ("box", "score", "left_eye", "right_eye", "nose", "mouth")
+    __slots__ = ("box", "score", "left_eye", "right_eye", "nose", "mouth", "points")
 
-    def __init__(self, box, score, left_eye=None, right_eye=None, nose=None, mouth=None):
+    def __init__(self, box, score, left_eye=None, right_eye=None, nose=None, mouth=None, points=None):
         self.box = [f32(v) for v in box]
         self.score = f32(score)
         self.left_eye, self.right_eye = order_eyes(left_eye, right_eye) if left_eye and right_eye else (None, None)
         self.nose, self.mouth = nose, mouth
+        self.points = points  # the detector's five points in its own order (None when rescoring a dump)
+
+    def set_points(self, points):
+        """New landmarks in the detector's order, as NativeDetector.convert reads them (32-bit floats)."""
+        points = [(np.float32(x), np.float32(y)) for x, y in points]
+        self.points = points
+        self.left_eye, self.right_eye = order_eyes(points[0], points[1])
+        self.nose = points[2]
+        self.mouth = ((points[3][0] + points[4][0]) / np.float32(2), (points[3][1] + points[4][1]) / np.float32(2))
 
 
 def f32(value):
@@ -191,47 +200,102 @@ def finish(rows, sx, sy, width, height, threshold):
             continue
         points = [(r[4 + 2 * k] / sx, r[5 + 2 * k] / sy) for k in range(5)]
         mouth = ((points[3][0] + points[4][0]) / np.float32(2), (points[3][1] + points[4][1]) / np.float32(2))
-        written.append(Face([x1, y1, x2 - x1, y2 - y1], r[14], points[0], points[1], points[2], mouth))
+        written.append(Face([x1, y1, x2 - x1, y2 - y1], r[14], points[0], points[1], points[2], mouth, points))
     return [face for face in written if face.score >= threshold]
 
 
+# Landmark refinement of tilted faces (NativeDetector.refineAngle / refineMinHeight, fwcv_refine_tilted).
+REFINE_ANGLE = 5.0
+REFINE_MIN_HEIGHT = 40.0
+REFINE_CROP = 128
+REFINE_RESIDUAL = 3.0
+
+
+def refine_tilted(raw, image, faces):
+    """A port of detect.cpp's fwcv_refine_tilted, for --refine: each face at least REFINE_MIN_HEIGHT px tall whose
+    eye line is at least REFINE_ANGLE degrees off level is turned upright into a REFINE_CROP-square patch, detected
+    again there with `raw` (rows in patch coordinates) and its five landmarks mapped back; a second pass when the
+    first leaves REFINE_RESIDUAL degrees or more. Boxes and scores are kept."""
+    crop = REFINE_CROP
+    for face in faces:
+        if face.points is None or face.box[3] < REFINE_MIN_HEIGHT:
+            continue
+        for _ in range(2):
+            (ax, ay), (bx, by) = order_eyes(face.points[0], face.points[1])
+            angle = math.degrees(math.atan2(by - ay, bx - ax))
+            if abs(angle) < REFINE_ANGLE:
+                break
+            centre = ((ax + bx + face.points[3][0] + face.points[4][0]) / 4,
+                      (ay + by + face.points[3][1] + face.points[4][1]) / 4)
+            side = 1.6 * max(face.box[2], face.box[3])
+            forward = cv2.getRotationMatrix2D(centre, angle, crop / side)
+            forward[0, 2] += crop / 2 - centre[0]
+            forward[1, 2] += crop / 2 - centre[1]
+            patch = cv2.warpAffine(image, forward, (crop, crop), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+            best, best_distance = None, crop * 0.25  # near the patch centre: the same face
+            for row in raw(patch):
+                distance = math.hypot(row[0] + row[2] / 2 - crop / 2, row[1] + row[3] / 2 - crop / 2)
+                if distance < best_distance:
+                    best, best_distance = row, distance
+            if best is None:
+                break
+            (px, py), (qx, qy) = order_eyes(best[4:6], best[6:8])
+            residual = math.degrees(math.atan2(qy - py, qx - px))
+            inverse = cv2.invertAffineTransform(forward)
+            face.set_points([(inverse[0, 0] * best[4 + 2 * k] + inverse[0, 1] * best[5 + 2 * k] + inverse[0, 2],
+                              inverse[1, 0] * best[4 + 2 * k] + inverse[1, 1] * best[5 + 2 * k] + inverse[1, 2])
+                             for k in range(5)])
+            if abs(residual) < REFINE_RESIDUAL:
+                break
+    return faces
+
+
 class YuNet:
-    def __init__(self, model, threshold, nms, top_k):
-        self.detector = cv2.FaceDetectorYN.create(model, "", (320, 320), threshold, nms, top_k)
+    def __init__(self, model, threshold, nms, top_k, refine=False):
+        self.args = (model, "", (320, 320), threshold, nms, top_k)
         self.threshold = f32(threshold)
-        self.size = None
+        self.refine = refine
+        self.models = {}  # one FaceDetectorYN per input size, as detect.cpp keeps them
+
+    def raw(self, image):
+        # FaceDetectorYN in OpenCV 4.6 fails on inputs below ~64 px: pad, as detect.cpp does.
+        padded = pad_right_bottom(image, 64, 64, 1)
+        size = (padded.shape[1], padded.shape[0])
+        model = self.models.get(size)
+        if model is None:
+            model = self.models[size] = cv2.FaceDetectorYN.create(*self.args)
+            model.setInputSize(size)
+        _, rows = model.detect(padded)
+        return [] if rows is None else [row.astype(np.float32) for row in rows]
 
     def detect(self, image, width):
         resized, sx, sy = resize_for(image, width)
-        # FaceDetectorYN in OpenCV 4.6 fails on inputs below ~64 px: pad, as detect.cpp does.
-        padded = pad_right_bottom(resized, 64, 64, 1)
-        size = (padded.shape[1], padded.shape[0])
-        if size != self.size:
-            self.detector.setInputSize(size)
-            self.size = size
-        _, rows = self.detector.detect(padded)
-        rows = [] if rows is None else [row.astype(np.float32) for row in rows]
-        return finish(rows, sx, sy, image.shape[1], image.shape[0], self.threshold)
+        faces = finish(self.raw(resized), sx, sy, image.shape[1], image.shape[0], self.threshold)
+        return refine_tilted(self.raw, image, faces) if self.refine else faces
 
 
 class CenterFace:
-    def __init__(self, model, threshold, nms):
+    def __init__(self, model, threshold, nms, refine=False):
         self.model = model
         self.threshold = np.float32(threshold)
         self.nms = np.float32(nms)
+        self.refine = refine
         self.nets = {}  # one Net per input size: OpenCV 4.6 gives wrong outputs when one Net sees several sizes
 
-    def detect(self, image, width):
-        resized, sx, sy = resize_for(image, width)
-        padded = pad_right_bottom(resized, 32, 32, 32)
+    def raw(self, image):
+        padded = pad_right_bottom(image, 32, 32, 32)
         size = (padded.shape[1], padded.shape[0])
         net = self.nets.get(size)
         if net is None:
             net = self.nets[size] = cv2.dnn.readNetFromONNX(self.model)
         net.setInput(cv2.dnn.blobFromImage(padded, scalefactor=1.0, swapRB=True, crop=False))
         heat, scale, offset, marks = net.forward(["537", "538", "539", "540"])
-        rows = self.decode(heat, scale, offset, marks, resized.shape[1], resized.shape[0])
-        return finish(rows, sx, sy, image.shape[1], image.shape[0], f32(self.threshold))
+        return self.decode(heat, scale, offset, marks, image.shape[1], image.shape[0])
+
+    def detect(self, image, width):
+        resized, sx, sy = resize_for(image, width)
+        faces = finish(self.raw(resized), sx, sy, image.shape[1], image.shape[0], f32(self.threshold))
+        return refine_tilted(self.raw, image, faces) if self.refine else faces
 
     def decode(self, heat, scale, offset, marks, width, height):
         fw = heat.shape[3]
@@ -537,15 +601,15 @@ class Baseline:
         self.images = decode_images(self.annotations, os.path.dirname(os.path.abspath(args.annotations)))
         log(f"baseline: decoded {len(self.images)} images in {time.perf_counter() - start:.1f} s")
 
-    def run(self, backend, model, width, eval_threshold, operating, dump=None):
+    def run(self, backend, model, width, eval_threshold, operating, dump=None, refine=False):
         defaults = BACKENDS[backend]
         if not os.path.isfile(model):
             sys.exit(f"error: model {model}: no such file")
 
         def make(threshold):
             if backend == "yunet":
-                return YuNet(model, threshold, defaults["nms"], defaults["top_k"])
-            return CenterFace(model, threshold, defaults["nms"])
+                return YuNet(model, threshold, defaults["nms"], defaults["top_k"], refine)
+            return CenterFace(model, threshold, defaults["nms"], refine)
 
         # As DetectorEvaluator.run: detections at the evaluation threshold; the time is a second, warm call of a
         # detector at the operating threshold.
@@ -563,7 +627,8 @@ class Baseline:
             write_dump(dump, self.annotations, detections)
         criteria = {"iou": self.args.iou, "min_height": self.args.min_face_height}
         report = compute_report(f"{backend} {width}", self.annotations, detections, ms, criteria, operating, self.args.fppi)
-        run = {"implementation": f"opencv-python {cv2.__version__}", "annotations": self.args.annotations,
+        run = {"implementation": f"opencv-python {cv2.__version__}" + (" + refinement port" if refine else ""),
+               "annotations": self.args.annotations, "refine_landmarks": refine,
                "backend": backend, "model": model, "input_width": width, "evaluation_threshold": eval_threshold,
                "threads": self.args.threads, "opencv_version": cv2.__version__}
         return summary(report, run)
@@ -627,9 +692,10 @@ def output(s, json_target):
     print(text)
 
 
-def run_facewire(args, backend, model, width):
+def run_facewire(args, backend, model, width, refine):
     command = [args.facewire, "eval", "--annotations", args.annotations, "--detector", backend, "--model", model,
                "--input-width", str(width), "--threads", str(args.threads), "--json", "-",
+               "--refine-landmarks", "on" if refine else "off",
                "--iou", str(args.iou), "--min-face-height", str(args.min_face_height), "--fppi", str(args.fppi)]
     result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if result.returncode != 0:
@@ -648,17 +714,22 @@ def compare(args):
         defaults = BACKENDS[backend]
         model = os.path.join(args.models, defaults["model"])
         width = args.input_width or defaults["width"]
-        for round_number in range(1, args.rounds + 1):
-            order = ["facewire", "baseline"] if round_number % 2 == 1 else ["baseline", "facewire"]
-            results = {}
-            for which in order:
-                log(f"{backend} {width}, round {round_number}: {which}")
-                if which == "facewire":
-                    results[which] = run_facewire(args, backend, model, width)
-                else:
-                    results[which] = baseline.run(backend, model, width, defaults["eval_threshold"],
-                                                  defaults["operating_threshold"])
-            rows.append((backend, width, round_number, results["facewire"], results["baseline"]))
+        for variant in args.variants.split(","):
+            if variant not in ("refined", "plain"):
+                sys.exit(f"error: unknown variant {variant}: use refined, plain")
+            refine = variant == "refined"
+            name = f"{width} {variant}"
+            for round_number in range(1, args.rounds + 1):
+                order = ["facewire", "baseline"] if round_number % 2 == 1 else ["baseline", "facewire"]
+                results = {}
+                for which in order:
+                    log(f"{backend} {name}, round {round_number}: {which}")
+                    if which == "facewire":
+                        results[which] = run_facewire(args, backend, model, width, refine)
+                    else:
+                        results[which] = baseline.run(backend, model, width, defaults["eval_threshold"],
+                                                      defaults["operating_threshold"], refine=refine)
+                rows.append((backend, name, round_number, results["facewire"], results["baseline"]))
     print(compare_table(rows))
     print()
     print(compare_summary(rows))
@@ -730,7 +801,12 @@ def main(argv):
     parser.add_argument("--compare", action="store_true", help="run facewire eval and the baseline side by side")
     parser.add_argument("--facewire", default=os.path.join(REPO, ".build", "release", "facewire"))
     parser.add_argument("--backends", default="yunet,centerface", help="--compare: comma-separated")
-    parser.add_argument("--rounds", type=int, default=2, help="--compare: rounds per backend")
+    parser.add_argument("--rounds", type=int, default=2, help="--compare: rounds per backend and variant")
+    parser.add_argument("--variants", default="refined,plain",
+                        help="--compare: refined (landmark refinement on both sides: facewire's default and this "
+                             "script's port of it) and/or plain (refinement off on both sides)")
+    parser.add_argument("--refine", action="store_true",
+                        help="run this script's port of facewire's landmark refinement of tilted faces")
     parser.add_argument("--no-venv", action="store_true", help="use this interpreter's cv2 (no virtual environment)")
     args = parser.parse_args(argv)
     if not os.path.isfile(args.annotations):
@@ -754,7 +830,8 @@ def main(argv):
         model = args.model or os.path.join(args.models, defaults["model"])
         eval_threshold = args.eval_threshold if args.eval_threshold is not None else defaults["eval_threshold"]
         operating = args.score_threshold if args.score_threshold is not None else defaults["operating_threshold"]
-        s = Baseline(args).run(backend, model, args.input_width or defaults["width"], eval_threshold, operating, args.dump)
+        s = Baseline(args).run(backend, model, args.input_width or defaults["width"], eval_threshold, operating, args.dump,
+                               refine=args.refine)
         output(s, args.json)
 
 

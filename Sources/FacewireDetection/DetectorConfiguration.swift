@@ -24,16 +24,19 @@ public struct DetectorConfiguration: Sendable, Equatable {
     public var scoreThreshold: Float?
     /// Most faces the detector returns per image, best first (``AnalysisOptions/maxFaces`` then keeps fewer).
     public var maxFaces: Int
+    /// Whether the 5-landmark backends refine the landmarks of tilted faces on an upright crop (default on).
+    public var refineLandmarks: Bool
 
     /// Creates a configuration. The defaults pick a backend automatically.
     public init(
         backend: Backend = .auto, modelPath: String? = nil, inputWidth: Int? = nil, scoreThreshold: Float? = nil,
-        maxFaces: Int = AnalysisOptions.maxFacesLimit
+        maxFaces: Int = AnalysisOptions.maxFacesLimit, refineLandmarks: Bool = true
     ) {
         self.backend = backend
         self.modelPath = modelPath
         self.inputWidth = inputWidth
         self.scoreThreshold = scoreThreshold
         self.maxFaces = maxFaces
+        self.refineLandmarks = refineLandmarks
     }
 }

@@ -89,7 +89,8 @@ extension DetectorConfiguration {
             }
         return ResolvedDetector(
             backend: backend, modelPath: modelPath, inputWidth: inputWidth ?? defaults.width,
-            scoreThreshold: scoreThreshold ?? defaults.threshold, maxFaces: maxFaces, note: note)
+            scoreThreshold: scoreThreshold ?? defaults.threshold, maxFaces: maxFaces, refineLandmarks: refineLandmarks,
+            note: note)
     }
 
     private static func findPreferredModel(in directories: [String]) -> (backend: Backend, path: String)? {

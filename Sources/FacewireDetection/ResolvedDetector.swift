@@ -11,19 +11,22 @@ public struct ResolvedDetector: Sendable, Equatable {
     public var scoreThreshold: Float
     /// Most faces returned per image.
     public var maxFaces: Int
+    /// Whether tilted faces get their landmarks refined (YuNet and CenterFace).
+    public var refineLandmarks: Bool
     /// Why the choice differs from what was asked (for example the cascade fallback), or `nil`.
     public var note: String?
 
     /// Creates a resolved configuration.
     public init(
         backend: DetectorConfiguration.Backend, modelPath: String?, inputWidth: Int, scoreThreshold: Float,
-        maxFaces: Int, note: String? = nil
+        maxFaces: Int, refineLandmarks: Bool = true, note: String? = nil
     ) {
         self.backend = backend
         self.modelPath = modelPath
         self.inputWidth = inputWidth
         self.scoreThreshold = scoreThreshold
         self.maxFaces = maxFaces
+        self.refineLandmarks = refineLandmarks
         self.note = note
     }
 
@@ -37,10 +40,12 @@ public struct ResolvedDetector: Sendable, Equatable {
             }
             if backend == .yunet {
                 return try YuNetDetector(
-                    modelPath: modelPath, scoreThreshold: scoreThreshold, inputWidth: inputWidth, maxFaces: maxFaces)
+                    modelPath: modelPath, scoreThreshold: scoreThreshold, inputWidth: inputWidth, maxFaces: maxFaces,
+                    refineLandmarks: refineLandmarks)
             }
             return try CenterFaceDetector(
-                modelPath: modelPath, scoreThreshold: scoreThreshold, inputWidth: inputWidth, maxFaces: maxFaces)
+                modelPath: modelPath, scoreThreshold: scoreThreshold, inputWidth: inputWidth, maxFaces: maxFaces,
+                refineLandmarks: refineLandmarks)
         case .cascade, .auto:
             return try CascadeDetector(
                 faceCascadePath: modelPath, scoreThreshold: scoreThreshold, inputWidth: inputWidth, maxFaces: maxFaces)

@@ -171,9 +171,10 @@ struct FaceAngleTests {
                 + "within 5°: \(withinTruth)/\(gtErrors.count)")
         #expect(total >= 50)
         #expect(Double(found) >= 0.9 * Double(total), "found \(found) of \(total) rotated faces")
-        // Measured: 88-89% within 5° and a median of 1.6-2.0° (BENCHMARKS.md); the landmark models' own noise
-        // on small faces is the rest (the upright p90 against the annotations is 6°).
+        // Measured with the default backend: 94-96% within 5° and a median of 1.3-1.6° (BENCHMARKS.md). Most misses
+        // are the upright reference's: a face tilted under 5° is not refined, and its angle keeps the landmark
+        // models' own error.
         #expect(percentile(errors, 0.5) <= 3, "median \(percentile(errors, 0.5))°")
-        #expect(Double(within) >= 0.85 * Double(errors.count), "\(within) of \(errors.count) within 5°")
+        #expect(Double(within) >= 0.9 * Double(errors.count), "\(within) of \(errors.count) within 5°")
     }
 }

@@ -54,13 +54,14 @@ fwcv_detector *fwcv_cascade_create(const char *face_cascade_path, const char *ey
 int fwcv_detect(fwcv_detector *detector, const uint8_t *pixels, int width, int height, int stride, int channels,
                 int input_width, fwcv_face *out, int max_faces, char *err, size_t errlen);
 
-/// Refines the landmarks of tilted faces: for each face with 5 landmarks whose eye line is at least `min_angle`
-/// degrees off level, the face is turned upright into a 128 x 128 patch, detected again there (landmark models
-/// are most accurate on upright faces) and the new landmarks are mapped back. Boxes and scores are kept. Up to
-/// two passes per face. `faces` are in the coordinates of the image given. Returns the number of faces refined,
-/// or -1 on error.
+/// Refines the landmarks of tilted faces: for each face at least `min_height` px tall with 5 landmarks whose eye line
+/// is at least `min_angle` degrees off level, the face is turned upright into a 128 x 128 patch, detected again there
+/// (landmark models are most accurate on upright faces, and under-read roll beyond about 10 degrees) and the new
+/// landmarks are mapped back. Boxes and scores are kept. A second pass runs when the first leaves a tilt of 3 degrees
+/// or more in the patch. `faces` are in the coordinates of the image given. Returns the number of faces refined, or
+/// -1 on error.
 int fwcv_refine_tilted(fwcv_detector *detector, const uint8_t *pixels, int width, int height, int stride, int channels,
-                       fwcv_face *faces, int count, float min_angle, char *err, size_t errlen);
+                       fwcv_face *faces, int count, float min_angle, float min_height, char *err, size_t errlen);
 
 void fwcv_detector_destroy(fwcv_detector *detector);
 

@@ -105,7 +105,9 @@ struct EvalCommand: ParsableCommand {
         }
         Self.log("detected in \(clock.now - start)")
 
-        let label = name ?? "\(resolved.backend.rawValue) \(width.map(String.init) ?? "full")"
+        let label =
+            name ?? "\(resolved.backend.rawValue) \(width.map(String.init) ?? "full")"
+            + (resolved.refineLandmarks || resolved.backend == .cascade ? "" : " (landmark refinement off)")
         let report = EvaluationReport.compute(
             name: label, annotations: evaluator.annotations, detections: detections.faces,
             milliseconds: detections.milliseconds, criteria: evaluator.criteria,

@@ -51,6 +51,9 @@ struct DetectorOptions: ParsableArguments {
     @Option(help: "Minimum detector confidence, 0...1 (default: the backend's).")
     var scoreThreshold: Float?
 
+    @Option(help: "Refine the landmarks (and faceAngle) of tilted faces on an upright crop: on or off. Default on.")
+    var refineLandmarks: String = "on"
+
     func configuration() throws -> DetectorConfiguration {
         guard let backend = DetectorConfiguration.Backend(rawValue: detector) else {
             throw ValidationError("unknown --detector '\(detector)': use auto, yunet, centerface or cascade")
@@ -58,8 +61,15 @@ struct DetectorOptions: ParsableArguments {
         if let model, !FileManager.default.fileExists(atPath: model) {
             throw ValidationError("--model \(model): no such file")
         }
+        let refine: Bool
+        switch refineLandmarks.lowercased() {
+        case "on", "true", "1", "yes": refine = true
+        case "off", "false", "0", "no": refine = false
+        default: throw ValidationError("--refine-landmarks must be on or off, not '\(refineLandmarks)'")
+        }
         return DetectorConfiguration(
-            backend: backend, modelPath: model, inputWidth: inputWidth, scoreThreshold: scoreThreshold
+            backend: backend, modelPath: model, inputWidth: inputWidth, scoreThreshold: scoreThreshold,
+            refineLandmarks: refine
         )
     }
 
@@ -69,6 +79,7 @@ struct DetectorOptions: ParsableArguments {
         if let model { result += ["--model", model] }
         if let inputWidth { result += ["--input-width", String(inputWidth)] }
         if let scoreThreshold { result += ["--score-threshold", String(scoreThreshold)] }
+        if refineLandmarks != "on" { result += ["--refine-landmarks", refineLandmarks] }
         return result
     }
 }
