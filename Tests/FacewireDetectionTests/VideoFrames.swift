@@ -10,13 +10,35 @@ enum VideoFrames {
 
     /// Every `every`-th frame from the start, at most `limit` frames, as BGR images.
     static func read(_ path: String, every: Int, limit: Int) throws -> [PixelImage] {
+        var frames: [PixelImage] = []
+        try read(path) { index, image in
+            guard frames.count < limit else { return false }
+            if index % every == 0 { frames.append(image()) }
+            return true
+        }
+        return frames
+    }
+
+    /// The frames at `indices` (0-based, counted by reading from the start), as BGR images.
+    static func read(_ path: String, indices: Set<Int>) throws -> [Int: PixelImage] {
+        var frames: [Int: PixelImage] = [:]
+        let last = indices.max() ?? -1
+        try read(path) { index, image in
+            if indices.contains(index) { frames[index] = image() }
+            return index < last
+        }
+        return frames
+    }
+
+    /// Reads frames in order, handing `body` each index and a closure that copies the frame out; `body` returns
+    /// whether to go on.
+    private static func read(_ path: String, _ body: (Int, () -> PixelImage) -> Bool) throws {
         var errorText = [CChar](repeating: 0, count: 512)
         let video = errorText.withUnsafeMutableBufferPointer { fwcv_video_open(path, $0.baseAddress, $0.count) }
         guard let video else { throw ReadError(description: "cannot open \(path)") }
         defer { fwcv_video_close(video) }
-        var frames: [PixelImage] = []
         var index = 0
-        while frames.count < limit {
+        while true {
             var pixels: UnsafePointer<UInt8>?
             var width: Int32 = 0
             var height: Int32 = 0
@@ -24,17 +46,20 @@ enum VideoFrames {
             let status = errorText.withUnsafeMutableBufferPointer {
                 fwcv_video_read(video, &pixels, &width, &height, &stride, $0.baseAddress, $0.count)
             }
-            guard status == 1, let pixels else { break }
-            if index % every == 0 {
+            guard status == 1, let pixels else { return }
+            let copy = { () -> PixelImage in
                 let rowBytes = Int(width) * 3
                 var bytes = [UInt8](repeating: 0, count: rowBytes * Int(height))
-                for y in 0..<Int(height) {
-                    for x in 0..<rowBytes { bytes[y * rowBytes + x] = pixels[y * Int(stride) + x] }
+                bytes.withUnsafeMutableBytes { out in
+                    for y in 0..<Int(height) {
+                        out.baseAddress!.advanced(by: y * rowBytes).copyMemory(
+                            from: pixels.advanced(by: y * Int(stride)), byteCount: rowBytes)
+                    }
                 }
-                frames.append(PixelImage(width: Int(width), height: Int(height), format: .bgr, bytes: bytes))
+                return PixelImage(width: Int(width), height: Int(height), format: .bgr, bytes: bytes)
             }
+            guard body(index, copy) else { return }
             index += 1
         }
-        return frames
     }
 }
