@@ -116,7 +116,8 @@ let package = Package(
         .testTarget(name: "FacewireProtocolTests", dependencies: ["FacewireProtocol", "FacewireTail"]),
         .testTarget(name: "FacewireImageTests", dependencies: ["FacewireImage"]),
         .testTarget(
-            name: "FacewireDetectionTests", dependencies: ["FacewireDetection", "FacewireImage", "FacewireCapture"],
+            name: "FacewireDetectionTests",
+            dependencies: ["FacewireDetection", "FacewireImage", "FacewireCapture", "FacewireCollector"],
             exclude: ["Fixtures"]
         ),
         .testTarget(name: "FacewireWorkerTests", dependencies: ["FacewireWorker", "FacewireDetection", "FacewireProtocol", "FacewireImage"]),

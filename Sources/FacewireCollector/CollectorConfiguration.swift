@@ -13,18 +13,22 @@ public struct CollectorConfiguration: Sendable {
     public var maxPending: Int
     /// Seconds without a hello after which a capture node is no longer announced to workers.
     public var captureExpirySeconds: Double
+    /// How faces are tracked in each stream.
+    public var tracking: FaceTracker.Configuration
 
     public init(
         bind: String = "tcp://*:\(Wire.defaultCollectorPort)",
         publish: String = "tcp://*:\(Wire.defaultPublishPort)",
         maxDelayMilliseconds: Int = 1000,
         maxPending: Int = 256,
-        captureExpirySeconds: Double = 10
+        captureExpirySeconds: Double = 10,
+        tracking: FaceTracker.Configuration = FaceTracker.Configuration()
     ) {
         self.bind = bind
         self.publish = publish
         self.maxDelayMilliseconds = maxDelayMilliseconds
         self.maxPending = maxPending
         self.captureExpirySeconds = captureExpirySeconds
+        self.tracking = tracking
     }
 }

@@ -22,7 +22,7 @@ public final class CollectorNode: @unchecked Sendable {
 
     private struct StreamState {
         var buffer: ReorderBuffer<FrameResult>
-        var tracker = FaceTracker()
+        var tracker: FaceTracker
         /// Frames emitted with a worker's own status (the buffer counts them all as processed).
         var workerDropped: UInt64 = 0
         var errors: UInt64 = 0
@@ -223,7 +223,8 @@ public final class CollectorNode: @unchecked Sendable {
             buffer: ReorderBuffer(
                 maxDelayNanoseconds: UInt64(configuration.maxDelayMilliseconds) * 1_000_000,
                 maxPending: configuration.maxPending
-            )
+            ),
+            tracker: FaceTracker(configuration: configuration.tracking)
         )
         return key
     }
@@ -236,6 +237,12 @@ public final class CollectorNode: @unchecked Sendable {
     }
 
     // MARK: - Output
+
+    /// The time the tracker sees for a frame: its capture time in seconds, or (when the capture node sent none)
+    /// its sequence number at a nominal 30 frames per second.
+    static func trackingTime(_ result: FrameResult) -> Double {
+        result.captureTimeUs != 0 ? Double(result.captureTimeUs) / 1e6 : Double(result.seq) / 30
+    }
 
     private func publish(_ emissions: [ReorderBuffer<FrameResult>.Emission], key: StreamKey, publisher: ZMQSocket) {
         guard !emissions.isEmpty, var state = streams[key] else { return }
@@ -252,10 +259,17 @@ public final class CollectorNode: @unchecked Sendable {
         for emission in emissions {
             switch emission {
             case .frame(_, var result):
-                let update = state.tracker.update(
-                    seq: result.seq,
-                    boxes: result.faces.map { TrackBox(x: $0.bounds.x, y: $0.bounds.y, width: $0.bounds.width, height: $0.bounds.height) }
-                )
+                // Only frames a worker analysed tell the tracker anything; the rest just lengthen its next step.
+                var update = TrackUpdate(assignments: [], appeared: [], left: [])
+                if result.status == .processed {
+                    update = state.tracker.update(
+                        seq: result.seq, time: Self.trackingTime(result),
+                        detections: result.faces.map {
+                            TrackDetection(
+                                box: TrackBox(x: $0.bounds.x, y: $0.bounds.y, width: $0.bounds.width, height: $0.bounds.height),
+                                score: $0.confidence)
+                        })
+                }
                 for (index, assignment) in update.assignments.enumerated() where index < result.faces.count {
                     result.faces[index].trackingID = assignment.trackingID
                     result.faces[index].trackingFrameCount = assignment.frameCount
@@ -284,7 +298,6 @@ public final class CollectorNode: @unchecked Sendable {
                 result.reason = reason.rawValue
                 counters.add("frames_dropped")
                 messages.append(StreamMessage(stream: key.stream, epoch: key.epoch, body: .frame(result)))
-                state.tracker.skip(seq: seq).forEach { event(.left, $0) }
             case .end(let streamCounters):
                 state.tracker.finish().forEach { event(.left, $0) }
                 var summary = StreamSummary()

@@ -7,6 +7,13 @@ struct FaceTrackerTests {
         TrackBox(x: x, y: y, width: size, height: size)
     }
 
+    func faces(_ boxes: TrackBox..., score: Float = 0.9) -> [TrackDetection] {
+        boxes.map { TrackDetection(box: $0, score: score) }
+    }
+
+    /// 30 frames per second.
+    func t(_ seq: UInt64) -> Double { Double(seq) / 30 }
+
     @Test func iouAndCentreDistance() {
         let a = box(0, 0)
         #expect(a.iou(a) == 1)
@@ -18,12 +25,12 @@ struct FaceTrackerTests {
 
     @Test func smoothlyMovingFaceKeepsItsIDAndCountsFrames() {
         var tracker = FaceTracker()
-        let first = tracker.update(seq: 0, boxes: [box(0, 100)])
+        let first = tracker.update(seq: 0, time: 0, detections: faces(box(0, 100)))
         #expect(first.assignments == [TrackAssignment(trackingID: 1, frameCount: 1)])
         #expect(first.appeared == [TrackEvent(trackingID: 1, seq: 0, frameCount: 1)])
         #expect(first.left.isEmpty)
         for seq: UInt64 in 1..<30 {
-            let update = tracker.update(seq: seq, boxes: [box(Float(seq) * 8, 100 + Float(seq))])
+            let update = tracker.update(seq: seq, time: t(seq), detections: faces(box(Float(seq) * 8, 100 + Float(seq))))
             #expect(update.assignments == [TrackAssignment(trackingID: 1, frameCount: UInt32(seq) + 1)])
             #expect(update.appeared.isEmpty)
             #expect(update.left.isEmpty)
@@ -31,9 +38,9 @@ struct FaceTrackerTests {
         #expect(tracker.liveTrackIDs == [1])
     }
 
-    @Test func twoFacesCrossingSlowlyKeepTheirIDs() {
-        // A walks right on the upper row, B walks left slightly lower; they overlap in the
-        // middle (IoU between them up to ~0.4) and end on each other's side.
+    @Test func twoFacesCrossingKeepTheirIDs() {
+        // A walks right on the upper row, B walks left slightly lower; they overlap in the middle and end on each
+        // other's side. Greedy matching on the last box swaps them when they overlap most; prediction does not.
         var tracker = FaceTracker()
         var idOfA: UInt64?
         var idOfB: UInt64?
@@ -42,7 +49,7 @@ struct FaceTrackerTests {
             let b = box(200 - Float(seq) * 10, 20)
             // The detector's output order is arbitrary: alternate it.
             let swapped = seq % 2 == 1
-            let update = tracker.update(seq: seq, boxes: swapped ? [b, a] : [a, b])
+            let update = tracker.update(seq: seq, time: t(seq), detections: swapped ? faces(b, a) : faces(a, b))
             let ids = update.assignments.map(\.trackingID)
             let (gotA, gotB) = swapped ? (ids[1], ids[0]) : (ids[0], ids[1])
             if seq == 0 {
@@ -55,128 +62,165 @@ struct FaceTrackerTests {
                 #expect(gotB == idOfB, "frame \(seq): B changed ID")
                 #expect(update.appeared.isEmpty)
             }
-            #expect(update.assignments.allSatisfy { $0.frameCount == UInt32(seq) + 1 })
         }
         #expect(tracker.liveTrackCount == 2)
     }
 
-    @Test func greedyMatchingPrefersTheHighestIoU() {
-        var tracker = FaceTracker()
-        _ = tracker.update(seq: 0, boxes: [box(0, 0), box(30, 0)])  // IDs 1, 2 (overlapping)
-        // One box, closer to track 2: track 2 takes it; track 1 misses; no new track.
-        let update = tracker.update(seq: 1, boxes: [box(28, 0)])
-        #expect(update.assignments == [TrackAssignment(trackingID: 2, frameCount: 2)])
+    @Test func hungarianBeatsGreedyWhenTheBestPairIsATrap() {
+        // Two tracks at rest, side by side: T1 = x 0...100, T2 = x 100...200. In the new frame D0 (x 45...145)
+        // overlaps T1 most (IoU 0.379) and T2 less (0.290); D1 (x -50...50) overlaps only T1 (0.333). Greedy
+        // matching gives D0 to T1 and leaves D1 without a track; the total-cost assignment matches both.
+        var tracker = FaceTracker(configuration: .init(minIoU: 0.2, centreFallbackFactor: 0))
+        _ = tracker.update(seq: 0, time: 0, detections: faces(box(0, 0, size: 100), box(100, 0, size: 100)))
+        let update = tracker.update(seq: 1, time: t(1), detections: faces(box(45, 0, size: 100), box(-50, 0, size: 100)))
+        #expect(update.assignments.map(\.trackingID) == [2, 1])
         #expect(update.appeared.isEmpty)
     }
 
-    @Test func faceLeavingIsReportedAfterMaxMissedFrames() {
-        var tracker = FaceTracker(maxMissedFrames: 10)
-        for seq: UInt64 in 0..<5 {
-            _ = tracker.update(seq: seq, boxes: [box(100, 100)])
+    @Test func droppedFramesOnlyLengthenThePrediction() {
+        // A face moving fast (15 px a frame on a 50 px box) is seen every 5th frame: 75 px apart, no overlap with
+        // its last box, but the predicted box is where the face is.
+        var tracker = FaceTracker(configuration: .init(centreFallbackFactor: 0))
+        var ids: Set<UInt64> = []
+        for seq in stride(from: UInt64(0), through: 60, by: 1) where seq < 10 || seq % 5 == 0 {
+            let update = tracker.update(seq: seq, time: t(seq), detections: faces(box(Float(seq) * 15, 0)))
+            ids.formUnion(update.assignments.map(\.trackingID))
         }
-        // Missed in frames 5...14 (10 frames): still live.
-        for seq: UInt64 in 5...14 {
-            let update = tracker.update(seq: seq, boxes: [])
-            #expect(update.left.isEmpty, "left too early at \(seq)")
+        #expect(ids == [1])
+    }
+
+    @Test func aFaceKeepsItsIDForMaxAgeSecondsThenLeaves() {
+        var tracker = FaceTracker(configuration: .init(maxAge: 0.5))
+        _ = tracker.update(seq: 0, time: 0, detections: faces(box(0, 0)))
+        _ = tracker.update(seq: 1, time: t(1), detections: faces(box(1, 0)))
+        // Gone for 0.4 s (12 frames at 30 fps), back: same ID.
+        for seq: UInt64 in 2...13 {
+            #expect(tracker.update(seq: seq, time: t(seq), detections: []).left.isEmpty)
         }
-        #expect(tracker.liveTrackIDs == [1])
-        // The 11th missed frame ends it, reporting the last frame it was seen in.
-        let update = tracker.update(seq: 15, boxes: [])
-        #expect(update.left == [TrackEvent(trackingID: 1, seq: 4, frameCount: 5)])
+        let back = tracker.update(seq: 14, time: t(14), detections: faces(box(2, 0)))
+        #expect(back.assignments == [TrackAssignment(trackingID: 1, frameCount: 3)])
+        // Gone for longer than 0.5 s: left, reported with the last frame it was seen in.
+        var left: [TrackEvent] = []
+        for seq: UInt64 in 15...40 { left += tracker.update(seq: seq, time: t(seq), detections: []).left }
+        #expect(left == [TrackEvent(trackingID: 1, seq: 14, frameCount: 3)])
         #expect(tracker.liveTrackCount == 0)
-        #expect(tracker.update(seq: 16, boxes: []).left.isEmpty)
+        // A face there again is a new face.
+        let again = tracker.update(seq: 41, time: t(41), detections: faces(box(2, 0)))
+        #expect(again.assignments == [TrackAssignment(trackingID: 2, frameCount: 1)])
+        #expect(again.appeared == [TrackEvent(trackingID: 2, seq: 41, frameCount: 1)])
     }
 
-    @Test func faceBackWithinMaxMissedFramesKeepsItsID() {
-        var tracker = FaceTracker(maxMissedFrames: 3)
-        _ = tracker.update(seq: 0, boxes: [box(100, 100)])
-        _ = tracker.update(seq: 1, boxes: [])
-        _ = tracker.update(seq: 2, boxes: [])
-        _ = tracker.update(seq: 3, boxes: [])
-        let update = tracker.update(seq: 4, boxes: [box(102, 100)])
-        #expect(update.assignments == [TrackAssignment(trackingID: 1, frameCount: 2)])
-        #expect(update.appeared.isEmpty)
+    @Test func maxAgeIsCaptureTimeNotFrames() {
+        // At 5 fps, 10 frames without the face are 2 s: past a 1 s max age although only 10 frames passed.
+        var tracker = FaceTracker(configuration: .init(maxAge: 1))
+        _ = tracker.update(seq: 0, time: 0, detections: faces(box(0, 0)))
+        var left: [TrackEvent] = []
+        for seq: UInt64 in 1...10 { left += tracker.update(seq: seq, time: Double(seq) / 5, detections: []).left }
+        #expect(left.map(\.trackingID) == [1])
     }
 
-    @Test func droppedFramesCountAsMissedButNoFaster() {
-        var tracker = FaceTracker(maxMissedFrames: 3)
-        _ = tracker.update(seq: 0, boxes: [box(0, 0)])
-        #expect(tracker.skip(seq: 1).isEmpty)
-        #expect(tracker.skip(seq: 2).isEmpty)
-        #expect(tracker.update(seq: 3, boxes: []).left.isEmpty)
-        #expect(tracker.skip(seq: 4) == [TrackEvent(trackingID: 1, seq: 0, frameCount: 1)])
+    @Test func minHitsHoldsTheIDUntilTheFaceIsSeenEnoughTimes() {
+        var tracker = FaceTracker(configuration: .init(minHits: 3))
+        let one = tracker.update(seq: 0, time: 0, detections: faces(box(0, 0)))
+        #expect(one.assignments == [TrackAssignment(trackingID: 0, frameCount: 1)])
+        #expect(one.appeared.isEmpty)
+        let two = tracker.update(seq: 1, time: t(1), detections: faces(box(1, 0)))
+        #expect(two.assignments == [TrackAssignment(trackingID: 0, frameCount: 2)])
+        let three = tracker.update(seq: 2, time: t(2), detections: faces(box(2, 0)))
+        #expect(three.assignments == [TrackAssignment(trackingID: 1, frameCount: 3)])
+        #expect(three.appeared == [TrackEvent(trackingID: 1, seq: 2, frameCount: 3)])
+        // A one-frame false positive never gets an ID, and takes none from the sequence.
+        let blip = tracker.update(seq: 3, time: t(3), detections: faces(box(3, 0), box(400, 400)))
+        #expect(blip.assignments.map(\.trackingID) == [1, 0])
+        _ = tracker.update(seq: 4, time: t(4), detections: faces(box(4, 0)))
+        #expect(tracker.liveTrackIDs == [1])
+        // The next real face gets ID 2.
+        for seq: UInt64 in 5...7 { _ = tracker.update(seq: seq, time: t(seq), detections: faces(box(Float(seq), 0), box(300, 0))) }
+        #expect(tracker.liveTrackIDs == [1, 2])
     }
 
-    @Test func droppedFramesDoNotEndATrackThatIsSeenAgain() {
-        var tracker = FaceTracker(maxMissedFrames: 2)
-        _ = tracker.update(seq: 0, boxes: [box(0, 0)])
-        _ = tracker.skip(seq: 1)
-        _ = tracker.skip(seq: 2)
-        let update = tracker.update(seq: 3, boxes: [box(1, 0)])
-        #expect(update.assignments == [TrackAssignment(trackingID: 1, frameCount: 2)])
-        #expect(update.left.isEmpty)
-    }
-
-    @Test func aJumpInSequenceCountsTheFramesInBetweenAsMissed() {
-        var tracker = FaceTracker(maxMissedFrames: 3)
-        _ = tracker.update(seq: 0, boxes: [box(0, 0)])
-        // Frames 1...4 never reported: 4 missed > 3, so the face at seq 5 is a new track.
-        let update = tracker.update(seq: 5, boxes: [box(0, 0)])
-        #expect(update.left == [TrackEvent(trackingID: 1, seq: 0, frameCount: 1)])
-        #expect(update.assignments == [TrackAssignment(trackingID: 2, frameCount: 1)])
-        #expect(update.appeared == [TrackEvent(trackingID: 2, seq: 5, frameCount: 1)])
-    }
-
-    @Test func newFaceGetsANewIDAndIDsAreNeverReused() {
-        var tracker = FaceTracker(maxMissedFrames: 1)
-        let u0 = tracker.update(seq: 0, boxes: [box(0, 0)])
-        #expect(u0.assignments.map(\.trackingID) == [1])
-        let u1 = tracker.update(seq: 1, boxes: [box(0, 0), box(300, 300)])
-        #expect(u1.assignments.map(\.trackingID) == [1, 2])
-        #expect(u1.appeared == [TrackEvent(trackingID: 2, seq: 1, frameCount: 1)])
-        // Both leave...
-        _ = tracker.update(seq: 2, boxes: [])
-        let u3 = tracker.update(seq: 3, boxes: [])
-        #expect(u3.left.map(\.trackingID) == [1, 2])
-        // ...and come back at the same places: new IDs.
-        let u4 = tracker.update(seq: 4, boxes: [box(300, 300), box(0, 0)])
-        #expect(u4.assignments.map(\.trackingID) == [3, 4])
-        #expect(u4.appeared.map(\.trackingID) == [3, 4])
-        let finished = tracker.finish()
-        #expect(finished.map(\.trackingID) == [3, 4])
-        #expect(tracker.update(seq: 5, boxes: [box(0, 0)]).assignments.map(\.trackingID) == [5])
+    @Test func lowConfidenceDetectionsContinueTracksButNeverStartThem() {
+        var tracker = FaceTracker(configuration: .init(highScore: 0.7))
+        _ = tracker.update(seq: 0, time: 0, detections: faces(box(0, 0), score: 0.9))
+        // The face turns away and its confidence drops: it keeps its ID.
+        let dim = tracker.update(seq: 1, time: t(1), detections: faces(box(2, 0), score: 0.55))
+        #expect(dim.assignments == [TrackAssignment(trackingID: 1, frameCount: 2)])
+        // A low-confidence detection elsewhere starts nothing and is reported untracked.
+        let stray = tracker.update(seq: 2, time: t(2), detections: faces(box(4, 0), score: 0.9) + faces(box(300, 300), score: 0.55))
+        #expect(stray.assignments == [TrackAssignment(trackingID: 1, frameCount: 3), TrackAssignment(trackingID: 0, frameCount: 0)])
+        #expect(stray.appeared.isEmpty)
+        #expect(tracker.liveTrackIDs == [1])
     }
 
     @Test func fastMotionFallsBackToCentreDistance() {
         var tracker = FaceTracker()
-        _ = tracker.update(seq: 0, boxes: [box(100, 100, size: 100)])
-        // Moved 35 px right and 30 px down: IoU ≈ 0.29 < 0.3, but the centre moved
-        // sqrt(35² + 30²) ≈ 46 px, less than half the 100 px width.
-        let diagonal = box(135, 130, size: 100)
-        #expect(TrackBox(x: 100, y: 100, width: 100, height: 100).iou(diagonal) < 0.3)
-        let update = tracker.update(seq: 1, boxes: [diagonal])
-        #expect(update.assignments == [TrackAssignment(trackingID: 1, frameCount: 2)])
-        // A face appearing further than half a width away is someone else.
-        let far = tracker.update(seq: 2, boxes: [box(135 + 60, 130, size: 100)])
-        #expect(far.assignments.map(\.trackingID) == [2])
+        _ = tracker.update(seq: 0, time: 0, detections: faces(box(0, 0, size: 100)))
+        // Jumped 45 px: IoU 0.38, matched by IoU. With IoU matching out of reach (minIoU 0.9), a jump of 30 px
+        // right and 30 px down (centres 42 px apart, under half the 100 px width) is matched by centre distance.
+        let near = tracker.update(seq: 1, time: t(1), detections: faces(box(45, 0, size: 100)))
+        #expect(near.assignments.map(\.trackingID) == [1])
+        var fallback = FaceTracker(configuration: .init(minIoU: 0.9))
+        _ = fallback.update(seq: 0, time: 0, detections: faces(box(0, 0, size: 100)))
+        let jump = fallback.update(seq: 1, time: t(1), detections: faces(box(30, 30, size: 100)))
+        #expect(jump.assignments.map(\.trackingID) == [1])
+        var none = FaceTracker(configuration: .init(minIoU: 0.9, centreFallbackFactor: 0))
+        _ = none.update(seq: 0, time: 0, detections: faces(box(0, 0, size: 100)))
+        #expect(none.update(seq: 1, time: t(1), detections: faces(box(30, 30, size: 100))).assignments.map(\.trackingID) == [2])
     }
 
-    @Test func fallbackCanBeDisabled() {
-        var tracker = FaceTracker(centreFallbackFactor: 0)
-        _ = tracker.update(seq: 0, boxes: [box(100, 100, size: 100)])
-        let update = tracker.update(seq: 1, boxes: [box(135, 130, size: 100)])
-        #expect(update.assignments.map(\.trackingID) == [2])
+    @Test func newFacesGetNewIDsAndIDsAreNeverReused() {
+        var tracker = FaceTracker(configuration: .init(maxAge: 0.1))
+        var seen: [UInt64] = []
+        for round: UInt64 in 0..<5 {
+            let seq = round * 10
+            let update = tracker.update(seq: seq, time: t(seq), detections: faces(box(0, 0)))
+            seen += update.assignments.map(\.trackingID)
+            _ = tracker.update(seq: seq + 9, time: t(seq + 9), detections: [])  // 0.3 s later: gone
+        }
+        #expect(seen == [1, 2, 3, 4, 5])
+        _ = tracker.update(seq: 100, time: t(100), detections: faces(box(0, 0)))
+        #expect(tracker.finish() == [TrackEvent(trackingID: 6, seq: 100, frameCount: 1)])
+        #expect(tracker.update(seq: 101, time: t(101), detections: faces(box(0, 0))).assignments.map(\.trackingID) == [7])
     }
 
-    @Test func finishReportsEveryLiveTrack() {
-        var tracker = FaceTracker()
-        _ = tracker.update(seq: 7, boxes: [box(0, 0), box(200, 0)])
-        _ = tracker.update(seq: 8, boxes: [box(2, 0)])
-        #expect(tracker.finish() == [
-            TrackEvent(trackingID: 1, seq: 8, frameCount: 2),
-            TrackEvent(trackingID: 2, seq: 7, frameCount: 1),
-        ])
+    @Test func finishReportsEveryConfirmedTrackByID() {
+        var tracker = FaceTracker(configuration: .init(minHits: 2))
+        _ = tracker.update(seq: 0, time: 0, detections: faces(box(0, 0), box(200, 0)))
+        _ = tracker.update(seq: 1, time: t(1), detections: faces(box(200, 0), box(0, 0), box(400, 0)))
+        #expect(tracker.finish() == [TrackEvent(trackingID: 1, seq: 1, frameCount: 2), TrackEvent(trackingID: 2, seq: 1, frameCount: 2)])
         #expect(tracker.liveTrackCount == 0)
-        #expect(tracker.finish().isEmpty)
+    }
+
+    @Test("Hungarian assignment: minimum total cost, forbidden pairs never used", arguments: 0..<40 as Range<UInt64>)
+    func assignmentMatchesBruteForce(seed: UInt64) {
+        var random = SplitMix64(seed: seed)
+        let rows = Int(random.next() % 5) + 1
+        let columns = Int(random.next() % 5) + 1
+        let cost: [Float?] = (0..<rows * columns).map { _ in
+            random.next() % 4 == 0 ? nil : Float(random.next() % 100) / 100
+        }
+        let result = Assignment.solve(cost, rows: rows, columns: columns)
+        // Each column at most once, never a forbidden pair.
+        let used = result.compactMap { $0 }
+        #expect(Set(used).count == used.count)
+        for (row, column) in result.enumerated() { if let column { #expect(cost[row * columns + column] != nil) } }
+        // Brute force: the best (most pairs, then lowest cost) over every partial assignment.
+        func best(_ row: Int, _ taken: Set<Int>) -> (pairs: Int, cost: Float) {
+            guard row < rows else { return (0, 0) }
+            var answer = best(row + 1, taken)
+            for column in 0..<columns where !taken.contains(column) {
+                guard let c = cost[row * columns + column] else { continue }
+                let rest = best(row + 1, taken.union([column]))
+                let candidate = (rest.pairs + 1, rest.cost + c)
+                if candidate.0 > answer.pairs || (candidate.0 == answer.pairs && candidate.1 < answer.cost - 1e-5) {
+                    answer = candidate
+                }
+            }
+            return answer
+        }
+        let optimum = best(0, [])
+        let got = result.enumerated().compactMap { row, column in column.map { cost[row * columns + $0]! } }
+        #expect(got.count == optimum.pairs, "cost \(cost) rows \(rows) columns \(columns): \(result)")
+        #expect(abs(got.reduce(0, +) - optimum.cost) < 1e-4, "cost \(cost): \(result)")
     }
 }

@@ -61,13 +61,25 @@ public struct TrackEvent: Hashable, Sendable {
     }
 }
 
-/// The result of ``FaceTracker/update(seq:boxes:)``.
+/// One detected face handed to the tracker: its box and the detector's confidence.
+public struct TrackDetection: Hashable, Sendable {
+    public var box: TrackBox
+    public var score: Float
+
+    public init(box: TrackBox, score: Float) {
+        self.box = box
+        self.score = score
+    }
+}
+
+/// The result of ``FaceTracker/update(seq:time:detections:)``.
 public struct TrackUpdate: Hashable, Sendable {
-    /// One assignment per input box, in the input's order.
+    /// One assignment per input detection, in the input's order. A detection that belongs to no confirmed track
+    /// (a low-confidence detection that matched nothing, or a track still short of `minHits`) has tracking ID 0.
     public var assignments: [TrackAssignment]
-    /// Tracks started in this frame, by increasing ID.
+    /// Tracks confirmed in this frame (they get their ID now), by increasing ID.
     public var appeared: [TrackEvent]
-    /// Tracks that ended at this call (unseen for more than `maxMissedFrames` frames), by increasing ID.
+    /// Tracks that ended at this call (unseen for more than `maxAge` seconds), by increasing ID.
     public var left: [TrackEvent]
 
     public init(assignments: [TrackAssignment], appeared: [TrackEvent], left: [TrackEvent]) {
@@ -77,164 +89,188 @@ public struct TrackUpdate: Hashable, Sendable {
     }
 }
 
-/// Gives faces of ONE stream stable tracking IDs across frames by greedy box matching.
+/// Gives the faces of ONE stream tracking IDs that stay put: a Kalman filter predicts where each face has moved,
+/// the Hungarian method matches detections to the predictions as a whole, and low-confidence detections get a
+/// second chance to continue a track (as ByteTrack does) without ever starting one.
 ///
-/// Feed it every sequence of the stream in order, exactly as the reorder buffer emits them:
-/// ``update(seq:boxes:)`` for processed frames, ``skip(seq:)`` for dropped ones. (A jump in
-/// `seq` is treated as if the frames in between were skipped.)
+/// Feed it the stream's processed frames in sequence order, exactly as the reorder buffer emits them, with each
+/// frame's capture time. It is time-based: frames that were dropped, skipped or never sent only make the next
+/// prediction step longer, so losing frames does not break tracks, and `maxAge` is in seconds of capture time.
 ///
-/// ## Matching
-/// 1. Every pair (box, live track) with IoU ≥ `minIoU` is a candidate; pairs are taken
-///    greedily by decreasing IoU (ties: lower track ID, then lower box index).
-/// 2. Fast-motion fallback, for boxes and tracks still unmatched: a pair whose IoU is below
-///    `minIoU` (typically 0: the face jumped) still matches when the centres are less than
-///    `centreFallbackFactor` × the track's last box width apart (default 0.5: "moved less
-///    than half its width"); such pairs are taken by increasing centre distance.
-/// 3. Unmatched boxes start new tracks with the next ID (1, 2, ...; never reused).
+/// ## One frame
+/// 1. Every track's box is predicted to the frame's time (``BoxKalmanFilter``).
+/// 2. Detections with `score >= highScore` are matched to all tracks by minimum total cost `1 - IoU`
+///    (predicted box, detection), over pairs with IoU ≥ `minIoU` (``Assignment``).
+/// 3. Fast motion: a high-confidence detection and a track still unmatched pair up when their centres are less
+///    than `centreFallbackFactor` × the predicted width apart, nearest first.
+/// 4. Low-confidence detections are matched to the tracks still unmatched, over pairs with IoU ≥ `lowMinIoU`.
+/// 5. A matched track takes the detection (its filter is corrected). An unmatched high-confidence detection
+///    starts a track; an unmatched low-confidence one gets no track (ID 0).
+/// 6. A track is *confirmed* once it has been seen in `minHits` frames: only then does it get an ID (1, 2, …,
+///    never reused by this tracker) and a `faceAppeared` event. A track not yet confirmed that misses a frame is
+///    forgotten without an event.
+/// 7. A confirmed track unseen for more than `maxAge` seconds has left (`faceLeft`, with the last frame it was
+///    seen in); until then a face that comes back keeps its ID.
 ///
-/// A track's box is its last matched box. A live track not matched in a frame (processed
-/// or skipped) counts a missed frame; after more than `maxMissedFrames` consecutive missed
-/// frames it is reported in `left`, with the seq of the last frame it was seen in.
+/// The boxes reported on the stream stay the detector's; the tracker only decides identities.
 public struct FaceTracker: Sendable {
-    /// Minimum IoU for a normal match.
-    public let minIoU: Float
-    /// Consecutive missed frames a track survives; one more and it has left.
-    public let maxMissedFrames: Int
-    /// Fast-motion fallback radius, as a fraction of the track's box width (0 disables it).
-    public let centreFallbackFactor: Float
+    /// The tracker's parameters (collector flags `--track-max-age`, `--track-min-hits`).
+    public struct Configuration: Sendable, Equatable {
+        /// Seconds a confirmed face that is no longer seen keeps its ID.
+        public var maxAge: Double
+        /// Frames a face must be seen in before it gets an ID (1: at once).
+        public var minHits: Int
+        /// Detections at or above this confidence are matched first and may start tracks.
+        public var highScore: Float
+        /// Minimum IoU between a predicted box and a high-confidence detection.
+        public var minIoU: Float
+        /// Minimum IoU between a predicted box and a low-confidence detection.
+        public var lowMinIoU: Float
+        /// Fast-motion fallback radius, as a fraction of the predicted width (0 disables it).
+        public var centreFallbackFactor: Float
+
+        /// Creates a configuration; the defaults suit 5–60 fps video of faces.
+        public init(
+            maxAge: Double = 1.0, minHits: Int = 1, highScore: Float = 0.7, minIoU: Float = 0.3,
+            lowMinIoU: Float = 0.5, centreFallbackFactor: Float = 0.5
+        ) {
+            self.maxAge = maxAge
+            self.minHits = minHits
+            self.highScore = highScore
+            self.minIoU = minIoU
+            self.lowMinIoU = lowMinIoU
+            self.centreFallbackFactor = centreFallbackFactor
+        }
+    }
+
+    public let configuration: Configuration
 
     private struct Track: Sendable {
+        /// 0 until confirmed.
         var id: UInt64
-        var box: TrackBox
-        var lastSeen: UInt64
+        var filter: BoxKalmanFilter
+        /// Capture time the filter has been predicted to.
+        var time: Double
+        var lastSeenTime: Double
+        var lastSeenSeq: UInt64
         var frameCount: UInt32
-        var missed: Int
     }
 
-    /// Live tracks, by increasing ID.
+    /// Tracks, oldest first.
     private var tracks: [Track] = []
     private var nextID: UInt64 = 1
-    private var lastSeq: UInt64?
 
     /// Creates a tracker.
-    public init(minIoU: Float = 0.3, maxMissedFrames: Int = 10, centreFallbackFactor: Float = 0.5) {
-        self.minIoU = minIoU
-        self.maxMissedFrames = max(0, maxMissedFrames)
-        self.centreFallbackFactor = centreFallbackFactor
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
     }
 
-    /// The number of live tracks.
-    public var liveTrackCount: Int { tracks.count }
+    /// The number of confirmed tracks.
+    public var liveTrackCount: Int { tracks.filter { $0.id != 0 }.count }
 
-    /// The IDs of the live tracks, increasing.
-    public var liveTrackIDs: [UInt64] { tracks.map(\.id) }
+    /// The IDs of the confirmed tracks, increasing.
+    public var liveTrackIDs: [UInt64] { tracks.map(\.id).filter { $0 != 0 }.sorted() }
 
-    /// Matches the boxes of processed frame `seq` against the live tracks.
-    public mutating func update(seq: UInt64, boxes: [TrackBox]) -> TrackUpdate {
-        var left = advance(to: seq)
-        let liveCount = tracks.count
-
-        var candidates: [(iou: Float, track: Int, box: Int)] = []
-        for (t, track) in tracks.enumerated() {
-            for (b, box) in boxes.enumerated() {
-                let iou = track.box.iou(box)
-                if iou >= minIoU && iou > 0 { candidates.append((iou, t, b)) }
-            }
+    /// Matches the detections of processed frame `seq`, captured at `time` (seconds, any origin, increasing with
+    /// `seq`), against the tracks.
+    public mutating func update(seq: UInt64, time: Double, detections: [TrackDetection]) -> TrackUpdate {
+        for index in tracks.indices where time > tracks[index].time {
+            tracks[index].filter.predict(dt: time - tracks[index].time)
+            tracks[index].time = time
         }
-        candidates.sort { lhs, rhs in
-            if lhs.iou != rhs.iou { return lhs.iou > rhs.iou }
-            if lhs.track != rhs.track { return lhs.track < rhs.track }
-            return lhs.box < rhs.box
-        }
-        var trackForBox = [Int?](repeating: nil, count: boxes.count)
-        var trackUsed = [Bool](repeating: false, count: liveCount)
-        for c in candidates where !trackUsed[c.track] && trackForBox[c.box] == nil {
-            trackUsed[c.track] = true
-            trackForBox[c.box] = c.track
-        }
+        let predicted = tracks.map(\.filter.box)
+        var trackForDetection = [Int?](repeating: nil, count: detections.count)
+        var trackUsed = [Bool](repeating: false, count: tracks.count)
+        let high = detections.indices.filter { detections[$0].score >= configuration.highScore }
+        let low = detections.indices.filter { detections[$0].score < configuration.highScore }
 
-        if centreFallbackFactor > 0 {
-            var fallback: [(distance: Float, track: Int, box: Int)] = []
-            for (t, track) in tracks.enumerated() where !trackUsed[t] {
-                let radius = centreFallbackFactor * track.box.width
-                for (b, box) in boxes.enumerated() where trackForBox[b] == nil {
-                    let distance = track.box.centreDistance(to: box)
-                    if distance < radius { fallback.append((distance, t, b)) }
+        func match(_ candidates: [Int], minIoU: Float) {
+            let free = tracks.indices.filter { !trackUsed[$0] }
+            guard !free.isEmpty, !candidates.isEmpty else { return }
+            var cost = [Float?](repeating: nil, count: candidates.count * free.count)
+            for (row, d) in candidates.enumerated() {
+                for (column, t) in free.enumerated() {
+                    let iou = predicted[t].iou(detections[d].box)
+                    if iou >= minIoU && iou > 0 { cost[row * free.count + column] = 1 - iou }
                 }
             }
-            fallback.sort { lhs, rhs in
-                if lhs.distance != rhs.distance { return lhs.distance < rhs.distance }
-                if lhs.track != rhs.track { return lhs.track < rhs.track }
-                return lhs.box < rhs.box
-            }
-            for c in fallback where !trackUsed[c.track] && trackForBox[c.box] == nil {
-                trackUsed[c.track] = true
-                trackForBox[c.box] = c.track
+            for (row, column) in Assignment.solve(cost, rows: candidates.count, columns: free.count).enumerated() {
+                guard let column else { continue }
+                trackForDetection[candidates[row]] = free[column]
+                trackUsed[free[column]] = true
             }
         }
 
-        var assignments: [TrackAssignment] = []
-        assignments.reserveCapacity(boxes.count)
+        match(high, minIoU: configuration.minIoU)
+        if configuration.centreFallbackFactor > 0 {
+            var pairs: [(distance: Float, detection: Int, track: Int)] = []
+            for t in tracks.indices where !trackUsed[t] {
+                let radius = configuration.centreFallbackFactor * predicted[t].width
+                for d in high where trackForDetection[d] == nil {
+                    let distance = predicted[t].centreDistance(to: detections[d].box)
+                    if distance < radius { pairs.append((distance, d, t)) }
+                }
+            }
+            pairs.sort { ($0.distance, $0.track, $0.detection) < ($1.distance, $1.track, $1.detection) }
+            for pair in pairs where !trackUsed[pair.track] && trackForDetection[pair.detection] == nil {
+                trackUsed[pair.track] = true
+                trackForDetection[pair.detection] = pair.track
+            }
+        }
+        match(low, minIoU: configuration.lowMinIoU)
+
         var appeared: [TrackEvent] = []
-        for (b, box) in boxes.enumerated() {
-            if let t = trackForBox[b] {
-                tracks[t].box = box
-                tracks[t].lastSeen = seq
+        var assignments: [TrackAssignment] = []
+        assignments.reserveCapacity(detections.count)
+        for (d, detection) in detections.enumerated() {
+            var t: Int
+            if let matched = trackForDetection[d] {
+                t = matched
+                tracks[t].filter.update(detection.box)
+                tracks[t].lastSeenTime = time
+                tracks[t].lastSeenSeq = seq
                 if tracks[t].frameCount < .max { tracks[t].frameCount += 1 }
-                tracks[t].missed = 0
-                assignments.append(TrackAssignment(trackingID: tracks[t].id, frameCount: tracks[t].frameCount))
+            } else if detection.score >= configuration.highScore {
+                tracks.append(
+                    Track(id: 0, filter: BoxKalmanFilter(detection.box), time: time, lastSeenTime: time, lastSeenSeq: seq,
+                          frameCount: 1))
+                trackUsed.append(true)
+                t = tracks.count - 1
             } else {
-                let id = nextID
+                assignments.append(TrackAssignment(trackingID: 0, frameCount: 0))
+                continue
+            }
+            if tracks[t].id == 0, tracks[t].frameCount >= configuration.minHits {
+                tracks[t].id = nextID
                 nextID += 1
-                tracks.append(Track(id: id, box: box, lastSeen: seq, frameCount: 1, missed: 0))
-                assignments.append(TrackAssignment(trackingID: id, frameCount: 1))
-                appeared.append(TrackEvent(trackingID: id, seq: seq, frameCount: 1))
+                appeared.append(TrackEvent(trackingID: tracks[t].id, seq: seq, frameCount: tracks[t].frameCount))
+            }
+            assignments.append(TrackAssignment(trackingID: tracks[t].id, frameCount: tracks[t].frameCount))
+        }
+
+        // Tentative tracks that missed this frame are forgotten; confirmed ones last `maxAge` seconds.
+        var left: [TrackEvent] = []
+        var kept: [Track] = []
+        for (t, track) in tracks.enumerated() {
+            if track.id == 0 {
+                if trackUsed[t] { kept.append(track) }
+            } else if time - track.lastSeenTime > configuration.maxAge {
+                left.append(TrackEvent(trackingID: track.id, seq: track.lastSeenSeq, frameCount: track.frameCount))
+            } else {
+                kept.append(track)
             }
         }
-        for t in 0..<liveCount where !trackUsed[t] {
-            tracks[t].missed += 1
-        }
-        left += expire()
-        return TrackUpdate(assignments: assignments, appeared: appeared, left: left)
+        tracks = kept
+        return TrackUpdate(assignments: assignments, appeared: appeared, left: left.sorted { $0.trackingID < $1.trackingID })
     }
 
-    /// Notes that frame `seq` was dropped: every live track misses a frame. Returns the tracks
-    /// that left because of it.
-    public mutating func skip(seq: UInt64) -> [TrackEvent] {
-        var left = advance(to: seq)
-        for t in tracks.indices { tracks[t].missed += 1 }
-        left += expire()
-        return left
-    }
-
-    /// Ends tracking (the stream ended): reports every live track as left, by increasing ID.
-    /// IDs keep increasing if the tracker is used again.
+    /// Ends every track (the stream ended, or ``reset()``): reports each confirmed one as left, by increasing ID.
+    /// IDs keep increasing if the tracker is used again, so an ID is never reused.
     public mutating func finish() -> [TrackEvent] {
-        let left = tracks.map { TrackEvent(trackingID: $0.id, seq: $0.lastSeen, frameCount: $0.frameCount) }
+        let left = tracks.filter { $0.id != 0 }
+            .map { TrackEvent(trackingID: $0.id, seq: $0.lastSeenSeq, frameCount: $0.frameCount) }
+            .sorted { $0.trackingID < $1.trackingID }
         tracks.removeAll()
-        return left
-    }
-
-    /// Accounts for sequences jumped over between the last call and `seq` (as skipped frames).
-    private mutating func advance(to seq: UInt64) -> [TrackEvent] {
-        defer { lastSeq = seq }
-        guard let lastSeq, seq > lastSeq + 1 else { return [] }
-        let gap = seq - lastSeq - 1
-        let missed = Int(clamping: gap)
-        for t in tracks.indices {
-            tracks[t].missed = tracks[t].missed > Int.max - missed ? .max : tracks[t].missed + missed
-        }
-        return expire()
-    }
-
-    /// Removes tracks missed for more than `maxMissedFrames` frames, returning them as left.
-    private mutating func expire() -> [TrackEvent] {
-        var left: [TrackEvent] = []
-        tracks.removeAll { track in
-            guard track.missed > maxMissedFrames else { return false }
-            left.append(TrackEvent(trackingID: track.id, seq: track.lastSeen, frameCount: track.frameCount))
-            return true
-        }
         return left
     }
 }
