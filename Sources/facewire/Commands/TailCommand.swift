@@ -6,8 +6,12 @@ import Foundation
 struct TailCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tail",
-        abstract: "Print the collector's ordered results as JSON Lines, one line per frame.",
-        discussion: "Each line is flushed as it is written. See protocol/SPEC.md for every field."
+        abstract: "Print the collector's ordered results, one line per frame: JSON Lines, or text for people.",
+        discussion: """
+            Each line is flushed as it is written. See protocol/SPEC.md for every field of the JSON lines. \
+            --format text prints a one-line summary per frame: stream, seq, status, latency, and per face its \
+            tracking ID, box, roll, yaw, smile and eyes (o open, - closed; image-left first).
+            """
     )
 
     @Option(help: "The collector's endpoint, e.g. tcp://collector-host:\(Wire.defaultCollectorPort).")
@@ -22,6 +26,15 @@ struct TailCommand: ParsableCommand {
     @Flag(help: "Also print face-appeared / face-left events and end-of-stream lines.")
     var events: Bool = false
 
+    @Flag(help: "Print only the events and end-of-stream lines (no frame lines).")
+    var eventsOnly: Bool = false
+
+    @Flag(help: "Print only frames with at least one face (and, with --events, the events).")
+    var facesOnly: Bool = false
+
+    @Option(help: "Output format: json (JSON Lines, for programs) or text (one readable line per frame).")
+    var format: String = "json"
+
     @Flag(help: "Exit when a stream ends (with one --stream: that stream).")
     var exitOnEnd: Bool = false
 
@@ -32,18 +45,23 @@ struct TailCommand: ParsableCommand {
 
     func validate() throws {
         if collector == nil && publish == nil { throw ValidationError("give --collector or --publish") }
+        guard LinePrinter.Format(rawValue: format) != nil else {
+            throw ValidationError("--format must be json or text, not '\(format)'")
+        }
     }
 
     func run() throws {
         let logger = try log.makeLogger("facewire.tail")
         let client = TailClient(configuration: .init(collector: collector, publish: publish, streams: stream), logger: logger)
-        let printer = LinePrinter(events: events)
+        let printer = LinePrinter(
+            events: events || eventsOnly, format: LinePrinter.Format(rawValue: format) ?? .json, frames: !eventsOnly,
+            facesOnly: facesOnly)
         var printed = 0
         try NodeRunner.run(logger: logger) { stop in
             try client.run(stop: stop) { message in
                 let outcome = printer.print(message)
                 if outcome == .frame { printed += 1 }
-                if let frames, printed >= frames { return .stop }
+                if let frames, printed >= frames { return .stop }  // frames seen, printed or filtered
                 if exitOnEnd, outcome == .end { return .stop }
                 return .continue
             }
@@ -51,22 +69,38 @@ struct TailCommand: ParsableCommand {
     }
 }
 
-/// Writes stream messages to stdout as JSON Lines, flushing each line.
+/// Writes stream messages to stdout as JSON Lines or text, flushing each line.
 struct LinePrinter {
     enum Outcome { case frame, event, end }
+    enum Format: String { case json, text }
     var events: Bool
+    var format: Format = .json
+    /// Whether frame lines are printed at all.
+    var frames: Bool = true
+    /// Whether frames without faces are left out.
+    var facesOnly: Bool = false
 
     @discardableResult
     func print(_ message: StreamMessage) -> Outcome {
         switch message.body {
         case .frame(let frame):
-            write(JSONLines.line(for: frame))
+            if frames, !facesOnly || !frame.faces.isEmpty {
+                write(format == .json ? JSONLines.line(for: frame) : TextLines.line(for: frame))
+            }
             return .frame
         case .event(let event):
-            if events { write(JSONLines.line(for: event, stream: message.stream, epoch: message.epoch)) }
+            if events {
+                write(format == .json
+                    ? JSONLines.line(for: event, stream: message.stream, epoch: message.epoch)
+                    : TextLines.line(for: event, stream: message.stream))
+            }
             return .event
         case .end(let summary):
-            if events { write(JSONLines.line(for: summary, stream: message.stream, epoch: message.epoch)) }
+            if events {
+                write(format == .json
+                    ? JSONLines.line(for: summary, stream: message.stream, epoch: message.epoch)
+                    : TextLines.line(for: summary, stream: message.stream))
+            }
             return .end
         case .none:
             return .event

@@ -1,0 +1,75 @@
+import FacewireProtocol
+import Foundation
+
+/// Renders results-stream messages as one readable line each, for people watching a stream
+/// (`facewire --role tail --format text`). JSON Lines (``JSONLines``) stays the format for programs.
+///
+/// ```
+/// lobby     #142  ok    48 ms  2 faces  #1 412,120 96×118 roll 3° yaw -5° smile eyes -/-  #2 80,96 40×52 roll -1°
+/// lobby     #143  DROP  timeout
+/// lobby     #142  +face #3
+/// lobby     #150  -face #1 (140 frames)
+/// lobby     end   600 frames: 580 processed, 20 dropped, 1 late, 0 duplicates
+/// ```
+///
+/// Per face: the tracking ID (`#?` when untracked), the box (x,y width×height), roll and yaw in whole degrees,
+/// `smile` when the smile classifier says so, and the eyes as `open/closed` marks, image-left first (`o` open,
+/// `-` closed), when the eye classifier ran.
+public enum TextLines {
+    /// The stream column's width; longer names are printed whole.
+    static let streamWidth = 9
+
+    /// One frame.
+    public static func line(for frame: FrameResult) -> String {
+        var out = "\(column(frame.stream)) #\(frame.seq)"
+        switch frame.status {
+        case .processed:
+            out += "  ok"
+        case .dropped:
+            return out + "  DROP  \(frame.reason.isEmpty ? "-" : frame.reason)"
+        case .error:
+            return out + "  ERROR \(frame.reason.isEmpty ? "-" : frame.reason)"
+        case .UNRECOGNIZED(let value):
+            return out + "  status \(value) \(frame.reason)"
+        }
+        if frame.hasTimings { out += "  \(Int(frame.timings.totalMs.rounded())) ms" }
+        out += frame.faces.count == 1 ? "  1 face" : "  \(frame.faces.count) faces"
+        for face in frame.faces { out += "  " + describe(face) }
+        return out
+    }
+
+    /// A face appearing or leaving.
+    public static func line(for event: FaceEvent, stream: String) -> String {
+        switch event.kind {
+        case .appeared: "\(column(stream)) #\(event.seq)  +face #\(event.trackingID)"
+        default: "\(column(stream)) #\(event.seq)  -face #\(event.trackingID) (\(event.trackingFrameCount) frames)"
+        }
+    }
+
+    /// The end of a stream, with its counts.
+    public static func line(for summary: StreamSummary, stream: String) -> String {
+        "\(column(stream)) end   \(summary.frames) frames: \(summary.processed) processed, \(summary.dropped) dropped, "
+            + "\(summary.late) late, \(summary.duplicates) duplicates"
+    }
+
+    static func describe(_ face: WireFace) -> String {
+        let b = face.bounds
+        var out = face.trackingID == 0 ? "#?" : "#\(face.trackingID)"
+        out += " \(whole(b.x)),\(whole(b.y)) \(whole(b.width))×\(whole(b.height))"
+        if face.hasFaceAngle { out += " roll \(whole(face.faceAngle))°" }
+        if face.hasYaw { out += " yaw \(whole(face.yaw))°" }
+        if face.hasSmileScore, face.hasSmile_p { out += " smile" }
+        if face.hasLeftEyeClosedScore, face.hasRightEyeClosedScore {
+            out += " eyes \(face.leftEyeClosed ? "-" : "o")/\(face.rightEyeClosed ? "-" : "o")"
+        }
+        return out
+    }
+
+    static func column(_ stream: String) -> String {
+        stream.count >= streamWidth ? stream : stream + String(repeating: " ", count: streamWidth - stream.count)
+    }
+
+    static func whole(_ value: Float) -> String {
+        value.isFinite ? String(Int(value.rounded())) : "?"
+    }
+}

@@ -1,0 +1,64 @@
+import FacewireProtocol
+import Testing
+
+@testable import FacewireTail
+
+@Suite("Text lines")
+struct TextLinesTests {
+    static func frame(faces: [WireFace]) -> FrameResult {
+        var frame = FrameResult()
+        frame.stream = "lobby"
+        frame.seq = 142
+        frame.status = .processed
+        frame.timings = .with { $0.totalMs = 48.4 }
+        frame.faces = faces
+        return frame
+    }
+
+    @Test func processedFrameSummarisesEveryFace() {
+        var smiling = JSONLinesTests.face(tracked: true)
+        smiling.yaw = -5.4
+        smiling.hasSmile_p = true
+        smiling.smileScore = 0.91
+        smiling.leftEyeClosed = false
+        smiling.leftEyeClosedScore = 0.1
+        smiling.rightEyeClosed = true
+        smiling.rightEyeClosedScore = 0.8
+        let untracked = JSONLinesTests.face(tracked: false)
+        let line = TextLines.line(for: Self.frame(faces: [smiling, untracked]))
+        #expect(line == "lobby     #142  ok  48 ms  2 faces  #7 413,188 160×192 roll -5° yaw -5° smile eyes o/-  #? 413,188 160×192 roll -5°")
+    }
+
+    @Test func oneFaceNoFacesDroppedAndErrors() {
+        #expect(TextLines.line(for: Self.frame(faces: [])).hasSuffix("ok  48 ms  0 faces"))
+        #expect(TextLines.line(for: Self.frame(faces: [JSONLinesTests.face(tracked: true)])).contains("  1 face  #7 "))
+        var dropped = FrameResult()
+        dropped.stream = "a-very-long-stream-name"
+        dropped.seq = 9
+        dropped.status = .dropped
+        dropped.reason = "timeout"
+        #expect(TextLines.line(for: dropped) == "a-very-long-stream-name #9  DROP  timeout")
+        dropped.status = .error
+        dropped.reason = "bad jpeg"
+        #expect(TextLines.line(for: dropped) == "a-very-long-stream-name #9  ERROR bad jpeg")
+    }
+
+    @Test func eventsAndTheEndOfAStream() {
+        var event = FaceEvent()
+        event.kind = .appeared
+        event.trackingID = 3
+        event.seq = 142
+        event.trackingFrameCount = 1
+        #expect(TextLines.line(for: event, stream: "lobby") == "lobby     #142  +face #3")
+        event.kind = .left
+        event.seq = 150
+        event.trackingFrameCount = 140
+        #expect(TextLines.line(for: event, stream: "lobby") == "lobby     #150  -face #3 (140 frames)")
+        var summary = StreamSummary()
+        summary.frames = 600
+        summary.processed = 580
+        summary.dropped = 20
+        summary.late = 1
+        #expect(TextLines.line(for: summary, stream: "lobby") == "lobby     end   600 frames: 580 processed, 20 dropped, 1 late, 0 duplicates")
+    }
+}
