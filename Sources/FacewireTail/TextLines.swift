@@ -8,7 +8,7 @@ import Foundation
 /// lobby     #142  ok    48 ms  2 faces  #1 412,120 96×118 roll 3° yaw -5° smile eyes -/-  #2 80,96 40×52 roll -1°
 /// lobby     #143  DROP  timeout
 /// lobby     #142  +face #3
-/// lobby     #150  -face #1 (140 frames)
+/// lobby     -face #1  seen in 140 frames, last #150
 /// lobby     end   600 frames: 580 processed, 20 dropped, 1 late, 0 duplicates
 /// ```
 ///
@@ -42,7 +42,8 @@ public enum TextLines {
     public static func line(for event: FaceEvent, stream: String) -> String {
         switch event.kind {
         case .appeared: "\(column(stream)) #\(event.seq)  +face #\(event.trackingID)"
-        default: "\(column(stream)) #\(event.seq)  -face #\(event.trackingID) (\(event.trackingFrameCount) frames)"
+        default:
+            "\(column(stream)) -face #\(event.trackingID)  seen in \(event.trackingFrameCount) frames, last #\(event.seq)"
         }
     }
 

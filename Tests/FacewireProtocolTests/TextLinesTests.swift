@@ -53,7 +53,7 @@ struct TextLinesTests {
         event.kind = .left
         event.seq = 150
         event.trackingFrameCount = 140
-        #expect(TextLines.line(for: event, stream: "lobby") == "lobby     #150  -face #3 (140 frames)")
+        #expect(TextLines.line(for: event, stream: "lobby") == "lobby     -face #3  seen in 140 frames, last #150")
         var summary = StreamSummary()
         summary.frames = 600
         summary.processed = 580

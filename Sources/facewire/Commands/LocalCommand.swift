@@ -40,8 +40,7 @@ struct LocalCommand: ParsableCommand {
     @Option(help: "Milliseconds the collector waits for a missing frame once a later one is known.")
     var maxDelay: Int = 1000
 
-    @Flag(help: "Also print face-appeared / face-left events and the end-of-stream line.")
-    var events: Bool = false
+    @OptionGroup(title: "Output") var output: OutputOptions
 
     @OptionGroup var detector: DetectorOptions
     @OptionGroup(title: "Stream settings") var analysis: AnalysisFlags
@@ -79,7 +78,7 @@ struct LocalCommand: ParsableCommand {
 
         let stop = StopToken()
         let client = TailClient(configuration: .init(publish: publish, streams: [stream]), logger: logger)
-        let printer = LinePrinter(events: events)
+        let printer = output.printer
         var startError: Error?
         var ended = false
         let captureArguments = [

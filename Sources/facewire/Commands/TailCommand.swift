@@ -23,6 +23,39 @@ struct TailCommand: ParsableCommand {
     @Option(help: "Only these streams (repeat for several; default: all).")
     var stream: [String] = []
 
+    @OptionGroup(title: "Output") var output: OutputOptions
+
+    @Flag(help: "Exit when a stream ends (with one --stream: that stream).")
+    var exitOnEnd: Bool = false
+
+    @Option(help: "Exit after this many frame lines.")
+    var frames: Int?
+
+    @OptionGroup var log: LogOptions
+
+    func validate() throws {
+        if collector == nil && publish == nil { throw ValidationError("give --collector or --publish") }
+    }
+
+    func run() throws {
+        let logger = try log.makeLogger("facewire.tail")
+        let client = TailClient(configuration: .init(collector: collector, publish: publish, streams: stream), logger: logger)
+        let printer = output.printer
+        var printed = 0
+        try NodeRunner.run(logger: logger) { stop in
+            try client.run(stop: stop) { message in
+                let outcome = printer.print(message)
+                if outcome == .frame { printed += 1 }
+                if let frames, printed >= frames { return .stop }  // frames seen, printed or filtered
+                if exitOnEnd, outcome == .end { return .stop }
+                return .continue
+            }
+        }
+    }
+}
+
+/// What the ordered stream is printed as (`tail` and `local`).
+struct OutputOptions: ParsableArguments {
     @Flag(help: "Also print face-appeared / face-left events and end-of-stream lines.")
     var events: Bool = false
 
@@ -35,37 +68,16 @@ struct TailCommand: ParsableCommand {
     @Option(help: "Output format: json (JSON Lines, for programs) or text (one readable line per frame).")
     var format: String = "json"
 
-    @Flag(help: "Exit when a stream ends (with one --stream: that stream).")
-    var exitOnEnd: Bool = false
-
-    @Option(help: "Exit after this many frame lines.")
-    var frames: Int?
-
-    @OptionGroup var log: LogOptions
-
     func validate() throws {
-        if collector == nil && publish == nil { throw ValidationError("give --collector or --publish") }
         guard LinePrinter.Format(rawValue: format) != nil else {
             throw ValidationError("--format must be json or text, not '\(format)'")
         }
     }
 
-    func run() throws {
-        let logger = try log.makeLogger("facewire.tail")
-        let client = TailClient(configuration: .init(collector: collector, publish: publish, streams: stream), logger: logger)
-        let printer = LinePrinter(
+    var printer: LinePrinter {
+        LinePrinter(
             events: events || eventsOnly, format: LinePrinter.Format(rawValue: format) ?? .json, frames: !eventsOnly,
             facesOnly: facesOnly)
-        var printed = 0
-        try NodeRunner.run(logger: logger) { stop in
-            try client.run(stop: stop) { message in
-                let outcome = printer.print(message)
-                if outcome == .frame { printed += 1 }
-                if let frames, printed >= frames { return .stop }  // frames seen, printed or filtered
-                if exitOnEnd, outcome == .end { return .stop }
-                return .continue
-            }
-        }
     }
 }
 
