@@ -44,9 +44,14 @@ public final class CollectorNode: @unchecked Sendable {
     /// instead of reopening the stream. Forgotten after an hour.
     private var ended: [StreamKey: UInt64] = [:]
 
-    public init(configuration: CollectorConfiguration, logger: Logger) {
+    /// Called with every message of the ordered stream, in order, on the collector's thread, before it is
+    /// published (the `--output` file). An error is logged and counted (`output_failed`); the stream goes on.
+    private let sink: ((StreamMessage) throws -> Void)?
+
+    public init(configuration: CollectorConfiguration, logger: Logger, sink: ((StreamMessage) throws -> Void)? = nil) {
         self.configuration = configuration
         self.logger = logger
+        self.sink = sink
     }
 
     public func run(stop: StopToken, ready: (@Sendable (String, String) -> Void)? = nil) throws {
@@ -325,6 +330,14 @@ public final class CollectorNode: @unchecked Sendable {
             streams[key] = state
         }
         for message in messages {
+            if let sink {
+                do {
+                    try sink(message)
+                } catch {
+                    counters.add("output_failed")
+                    logger.error("cannot write the output file", metadata: ["error": "\(error)"])
+                }
+            }
             do {
                 try publisher.send(try message.parts(), dontWait: true)
             } catch {

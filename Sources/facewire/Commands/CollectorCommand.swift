@@ -1,6 +1,7 @@
 import ArgumentParser
 import FacewireCollector
 import FacewireProtocol
+import FacewireTail
 
 struct CollectorCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -30,6 +31,12 @@ struct CollectorCommand: ParsableCommand {
     @Option(help: "Frames a face must be seen in before it gets a tracking ID and a faceAppeared event.")
     var trackMinHits: Int = 1
 
+    @Option(help: "Also write the ordered stream (frames, events, stream ends) to this JSON Lines file, in order; nothing is buffered, and rotation and shutdown fsync it.")
+    var output: String?
+
+    @Option(help: "With --output: rotate the file to FILE-000001.jsonl, FILE-000002.jsonl, … when it would pass this many bytes.")
+    var outputMaxBytes: Int = 256 << 20
+
     @OptionGroup var log: LogOptions
 
     func validate() throws {
@@ -37,16 +44,29 @@ struct CollectorCommand: ParsableCommand {
         guard maxPending >= 1 else { throw ValidationError("--max-pending must be at least 1") }
         guard trackMaxAge >= 0, trackMaxAge.isFinite else { throw ValidationError("--track-max-age must be >= 0 seconds") }
         guard (1...1000).contains(trackMinHits) else { throw ValidationError("--track-min-hits must be in 1...1000") }
+        guard outputMaxBytes > 0 else { throw ValidationError("--output-max-bytes must be positive") }
     }
 
     func run() throws {
         let logger = try log.makeLogger("facewire.collector")
+        let file = try output.map { try JSONLinesFile(path: $0, maxBytes: outputMaxBytes) }
         let node = CollectorNode(
             configuration: CollectorConfiguration(
                 bind: bind, publish: publish, maxDelayMilliseconds: maxDelay, maxPending: maxPending,
                 tracking: FaceTracker.Configuration(maxAge: trackMaxAge, minHits: trackMinHits)),
-            logger: logger
+            logger: logger,
+            sink: file.map { file in { try file.write($0) } }
         )
+        defer {
+            if let file {
+                do {
+                    try file.close()
+                    logger.info("output closed", metadata: ["file": "\(file.path)", "lines": "\(file.lines)", "rotations": "\(file.rotations)"])
+                } catch {
+                    logger.error("\(error)")
+                }
+            }
+        }
         try NodeRunner.run(logger: logger) { stop in try node.run(stop: stop) }
     }
 }
