@@ -15,6 +15,8 @@ public struct CollectorConfiguration: Sendable {
     public var captureExpirySeconds: Double
     /// How faces are tracked in each stream.
     public var tracking: FaceTracker.Configuration
+    /// Seconds between the per-stream statistics lines on the log (0: none).
+    public var statisticsIntervalSeconds: Double
 
     public init(
         bind: String = "tcp://*:\(Wire.defaultCollectorPort)",
@@ -22,7 +24,8 @@ public struct CollectorConfiguration: Sendable {
         maxDelayMilliseconds: Int = 1000,
         maxPending: Int = 256,
         captureExpirySeconds: Double = 10,
-        tracking: FaceTracker.Configuration = FaceTracker.Configuration()
+        tracking: FaceTracker.Configuration = FaceTracker.Configuration(),
+        statisticsIntervalSeconds: Double = 5
     ) {
         self.bind = bind
         self.publish = publish
@@ -30,5 +33,6 @@ public struct CollectorConfiguration: Sendable {
         self.maxPending = maxPending
         self.captureExpirySeconds = captureExpirySeconds
         self.tracking = tracking
+        self.statisticsIntervalSeconds = statisticsIntervalSeconds
     }
 }

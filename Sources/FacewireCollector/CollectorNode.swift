@@ -23,6 +23,7 @@ public final class CollectorNode: @unchecked Sendable {
     private struct StreamState {
         var buffer: ReorderBuffer<FrameResult>
         var tracker: FaceTracker
+        var statistics: StreamStatistics
         /// Frames emitted with a worker's own status (the buffer counts them all as processed).
         var workerDropped: UInt64 = 0
         var errors: UInt64 = 0
@@ -72,8 +73,14 @@ public final class CollectorNode: @unchecked Sendable {
         ready?(control, publishEndpoint)
 
         var lastHeartbeat: UInt64 = 0
+        var lastStatistics = Clock.monotonicNanoseconds()
+        let statisticsInterval = UInt64(max(0, configuration.statisticsIntervalSeconds) * 1e9)
         while !stop.isStopped {
             let now = Clock.monotonicNanoseconds()
+            if statisticsInterval > 0, now - lastStatistics >= statisticsInterval {
+                logStatistics(now: now)
+                lastStatistics = now
+            }
             if now - lastHeartbeat >= 200_000_000 {
                 // An empty message on the empty topic: lets subscribers know their subscription is live.
                 _ = try? publisher.send(StreamMessage(stream: "", epoch: 0, body: nil).parts(), dontWait: true)
@@ -104,6 +111,20 @@ public final class CollectorNode: @unchecked Sendable {
             }
         }
         logger.info("collector stopped", metadata: ["counters": "\(counters.summary)"])
+    }
+
+    /// Logs one line per open stream with what it did since the last report.
+    private func logStatistics(now: UInt64) {
+        for key in streams.keys.sorted(by: { ($0.stream, $0.epoch) < ($1.stream, $1.epoch) }) {
+            guard var state = streams[key] else { continue }
+            let report = state.statistics.report(
+                now: now, late: state.buffer.counters.late, duplicates: state.buffer.counters.duplicates)
+            streams[key] = state
+            logger.info("stream statistics", metadata: [
+                "stream": "\(key.stream)", "epoch": "\(key.epoch)", "window": "\(StreamStatistics.Report.format(report.seconds, 1)) s",
+                "figures": "\(report)",
+            ])
+        }
     }
 
     // MARK: - Intake
@@ -229,7 +250,8 @@ public final class CollectorNode: @unchecked Sendable {
                 maxDelayNanoseconds: UInt64(configuration.maxDelayMilliseconds) * 1_000_000,
                 maxPending: configuration.maxPending
             ),
-            tracker: FaceTracker(configuration: configuration.tracking)
+            tracker: FaceTracker(configuration: configuration.tracking),
+            statistics: StreamStatistics(now: Clock.monotonicNanoseconds())
         )
         return key
     }
@@ -291,6 +313,9 @@ public final class CollectorNode: @unchecked Sendable {
                     counters.add("frames_failed")
                     state.errors += 1
                 }
+                state.statistics.record(
+                    processed: result.status == .processed, reason: result.reason,
+                    latencyMilliseconds: result.captureTimeUs != 0 ? Double(result.timings.totalMs) : nil)
                 messages.append(StreamMessage(stream: key.stream, epoch: key.epoch, body: .frame(result)))
                 update.left.forEach { event(.left, $0) }
                 update.appeared.forEach { event(.appeared, $0) }
@@ -302,6 +327,7 @@ public final class CollectorNode: @unchecked Sendable {
                 result.status = .dropped
                 result.reason = reason.rawValue
                 counters.add("frames_dropped")
+                state.statistics.record(processed: false, reason: reason.rawValue, latencyMilliseconds: nil)
                 messages.append(StreamMessage(stream: key.stream, epoch: key.epoch, body: .frame(result)))
             case .end(let streamCounters):
                 state.tracker.finish().forEach { event(.left, $0) }

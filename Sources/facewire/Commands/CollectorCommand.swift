@@ -37,6 +37,9 @@ struct CollectorCommand: ParsableCommand {
     @Option(help: "With --output: rotate the file to FILE-000001.jsonl, FILE-000002.jsonl, … when it would pass this many bytes.")
     var outputMaxBytes: Int = 256 << 20
 
+    @Option(help: "Seconds between per-stream statistics lines on stderr (frames, processed, drops by reason, late, fps, latency p50/p99); 0 turns them off.")
+    var statsInterval: Double = 5
+
     @OptionGroup var log: LogOptions
 
     func validate() throws {
@@ -45,6 +48,7 @@ struct CollectorCommand: ParsableCommand {
         guard trackMaxAge >= 0, trackMaxAge.isFinite else { throw ValidationError("--track-max-age must be >= 0 seconds") }
         guard (1...1000).contains(trackMinHits) else { throw ValidationError("--track-min-hits must be in 1...1000") }
         guard outputMaxBytes > 0 else { throw ValidationError("--output-max-bytes must be positive") }
+        guard statsInterval >= 0, statsInterval.isFinite else { throw ValidationError("--stats-interval must be >= 0 seconds") }
     }
 
     func run() throws {
@@ -53,7 +57,8 @@ struct CollectorCommand: ParsableCommand {
         let node = CollectorNode(
             configuration: CollectorConfiguration(
                 bind: bind, publish: publish, maxDelayMilliseconds: maxDelay, maxPending: maxPending,
-                tracking: FaceTracker.Configuration(maxAge: trackMaxAge, minHits: trackMinHits)),
+                tracking: FaceTracker.Configuration(maxAge: trackMaxAge, minHits: trackMinHits),
+                statisticsIntervalSeconds: statsInterval),
             logger: logger,
             sink: file.map { file in { try file.write($0) } }
         )
