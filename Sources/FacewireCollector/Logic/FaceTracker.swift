@@ -99,8 +99,9 @@ public struct TrackUpdate: Hashable, Sendable {
 ///
 /// ## One frame
 /// 1. Every track's box is predicted to the frame's time (``BoxKalmanFilter``).
-/// 2. Detections with `score >= highScore` are matched to all tracks by minimum total cost `1 - IoU`
-///    (predicted box, detection), over pairs with IoU ≥ `minIoU` (``Assignment``).
+/// 2. Detections with `score >= highScore` are matched by minimum total cost `1 - IoU` (predicted box,
+///    detection), over pairs with IoU ≥ `minIoU` (``Assignment``): first to the tracks seen in the previous frame,
+///    then what is left to the tracks that are coasting (a matching cascade, as in DeepSORT).
 /// 3. Fast motion: a high-confidence detection and a track still unmatched pair up when their centres are less
 ///    than `centreFallbackFactor` × the predicted width apart, nearest first.
 /// 4. Low-confidence detections are matched to the tracks still unmatched, over pairs with IoU ≥ `lowMinIoU`.
@@ -159,6 +160,8 @@ public struct FaceTracker: Sendable {
     /// Tracks, oldest first.
     private var tracks: [Track] = []
     private var nextID: UInt64 = 1
+    /// The time of the previous ``update(seq:time:detections:)``.
+    private var previousTime: Double?
 
     /// Creates a tracker.
     public init(configuration: Configuration = Configuration()) {
@@ -184,8 +187,11 @@ public struct FaceTracker: Sendable {
         let high = detections.indices.filter { detections[$0].score >= configuration.highScore }
         let low = detections.indices.filter { detections[$0].score < configuration.highScore }
 
-        func match(_ candidates: [Int], minIoU: Float) {
-            let free = tracks.indices.filter { !trackUsed[$0] }
+        // Tracks seen in the previous frame are matched before tracks that are coasting on their prediction, so a
+        // lost face's drifting prediction cannot take the detection of a face that is in plain view.
+        let seenLastFrame = tracks.map { $0.lastSeenTime >= (previousTime ?? -.infinity) }
+        func match(_ candidates: [Int], minIoU: Float, only eligible: ((Int) -> Bool)? = nil) {
+            let free = tracks.indices.filter { !trackUsed[$0] && (eligible?($0) ?? true) }
             guard !free.isEmpty, !candidates.isEmpty else { return }
             var cost = [Float?](repeating: nil, count: candidates.count * free.count)
             for (row, d) in candidates.enumerated() {
@@ -201,7 +207,8 @@ public struct FaceTracker: Sendable {
             }
         }
 
-        match(high, minIoU: configuration.minIoU)
+        match(high, minIoU: configuration.minIoU, only: { seenLastFrame[$0] })
+        match(high.filter { trackForDetection[$0] == nil }, minIoU: configuration.minIoU)
         if configuration.centreFallbackFactor > 0 {
             var pairs: [(distance: Float, detection: Int, track: Int)] = []
             for t in tracks.indices where !trackUsed[t] {
@@ -218,6 +225,7 @@ public struct FaceTracker: Sendable {
             }
         }
         match(low, minIoU: configuration.lowMinIoU)
+        previousTime = time
 
         var appeared: [TrackEvent] = []
         var assignments: [TrackAssignment] = []
