@@ -231,7 +231,7 @@ public struct FaceTracker: Sendable {
         var assignments: [TrackAssignment] = []
         assignments.reserveCapacity(detections.count)
         for (d, detection) in detections.enumerated() {
-            var t: Int
+            let t: Int
             if let matched = trackForDetection[d] {
                 t = matched
                 tracks[t].filter.update(detection.box)
