@@ -18,16 +18,9 @@ extension IntegrationTests {
             try SyntheticFrames.writeFolder(frames, count: 200, width: 320, height: 240)
             let ports = try freeLoopbackPorts(4)
             let control = "tcp://127.0.0.1:\(ports[0])"
-            let collector = try cluster.facewire("collector", [
-                "--role", "collector", "--bind", control, "--publish", "tcp://127.0.0.1:\(ports[1])", "--max-delay", "1000",
-            ])
-            try await collector.waitForLine(containing: "collector listening")
-            let tail = try cluster.facewire("tail", [
-                "--role", "tail", "--collector", control, "--stream", "cam", "--events", "--log-level", "debug",
-            ])
-            try await tail.waitForLine(containing: "tail subscribed")
-            let worker = try cluster.facewire("worker", ["--role", "worker", "--collector", control, "--threads", "1"])
-            try await worker.waitForLine(containing: "worker running")
+            _ = try await cluster.startCollector(control: control, publish: "tcp://127.0.0.1:\(ports[1])", ["--max-delay", "1000"])
+            let tail = try await cluster.startTail(control: control, ["--stream", "cam", "--events"])
+            _ = try await cluster.startWorker(control: control)
             let first = try cluster.facewire("capture-1", [
                 "--role", "capture", "--source", frames.path, "--stream", "cam", "--bind", "tcp://127.0.0.1:\(ports[2])",
                 "--collector", control, "--fps", "30",

@@ -19,17 +19,10 @@ extension IntegrationTests {
             defer { cluster.cleanup() }
             let ports = try freeLoopbackPorts(5)
             let control = "tcp://127.0.0.1:\(ports[0])"
-            let collector = try cluster.facewire("collector", [
-                "--role", "collector", "--bind", control, "--publish", "tcp://127.0.0.1:\(ports[1])", "--max-delay", "4000",
-            ])
-            try await collector.waitForLine(containing: "collector listening")
-            let tail = try cluster.facewire("tail", ["--role", "tail", "--collector", control, "--events", "--log-level", "debug"])
-            try await tail.waitForLine(containing: "tail subscribed")
+            _ = try await cluster.startCollector(control: control, publish: "tcp://127.0.0.1:\(ports[1])", ["--max-delay", "4000"])
+            let tail = try await cluster.startTail(control: control, ["--events"])
             for index in 1...2 {
-                let worker = try cluster.facewire("worker-\(index)", [
-                    "--role", "worker", "--collector", control, "--threads", "1", "--model", model.path,
-                ])
-                try await worker.waitForLine(containing: "worker running")
+                _ = try await cluster.startWorker("worker-\(index)", control: control, ["--model", model.path])
             }
             func capture(_ stream: String, port: Int) throws {
                 let video = try #require(SharedFootage.video(clips[stream]!))

@@ -19,13 +19,10 @@ extension IntegrationTests {
             let maxBytes = 4000
             let ports = try freeLoopbackPorts(3)
             let control = "tcp://127.0.0.1:\(ports[0])"
-            let collector = try cluster.facewire("collector", [
-                "--role", "collector", "--bind", control, "--publish", "tcp://127.0.0.1:\(ports[1])",
-                "--output", output.path, "--output-max-bytes", String(maxBytes),
-            ])
-            try await collector.waitForLine(containing: "collector listening")
-            let worker = try cluster.facewire("worker", ["--role", "worker", "--collector", control, "--threads", "1"])
-            try await worker.waitForLine(containing: "worker running")
+            let collector = try await cluster.startCollector(
+                control: control, publish: "tcp://127.0.0.1:\(ports[1])",
+                ["--output", output.path, "--output-max-bytes", String(maxBytes)])
+            _ = try await cluster.startWorker(control: control)
             _ = try cluster.facewire("capture", [
                 "--role", "capture", "--source", frames.path, "--stream", "out", "--bind", "tcp://127.0.0.1:\(ports[2])",
                 "--collector", control, "--fps", "max", "--loop",

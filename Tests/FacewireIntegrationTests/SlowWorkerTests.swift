@@ -21,17 +21,10 @@ extension IntegrationTests {
             try SyntheticFrames.writeFolder(frames, count: frameCount, width: 640, height: 480)
             let ports = try freeLoopbackPorts(3)
             let control = "tcp://127.0.0.1:\(ports[0])"
-            let collector = try cluster.facewire("collector", [
-                "--role", "collector", "--bind", control, "--publish", "tcp://127.0.0.1:\(ports[1])",
-                "--max-delay", String(maxDelay),
-            ])
-            try await collector.waitForLine(containing: "collector listening")
-            let tail = try cluster.facewire("tail", [
-                "--role", "tail", "--collector", control, "--stream", "fast", "--exit-on-end", "--log-level", "debug",
-            ])
-            try await tail.waitForLine(containing: "tail subscribed")
-            let worker = try cluster.facewire("worker", ["--role", "worker", "--collector", control, "--threads", "1"])
-            try await worker.waitForLine(containing: "worker running")
+            _ = try await cluster.startCollector(
+                control: control, publish: "tcp://127.0.0.1:\(ports[1])", ["--max-delay", String(maxDelay)])
+            let tail = try await cluster.startTail(control: control, ["--stream", "fast", "--exit-on-end"])
+            _ = try await cluster.startWorker(control: control)
             _ = try cluster.facewire("capture", [
                 "--role", "capture", "--source", frames.path, "--stream", "fast", "--bind", "tcp://127.0.0.1:\(ports[2])",
                 "--collector", control, "--fps", "60",

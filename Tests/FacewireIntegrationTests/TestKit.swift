@@ -257,6 +257,28 @@ final class TestCluster: @unchecked Sendable {
         return child
     }
 
+    /// Starts a collector on `control`, publishing on `publish`, and waits until it listens.
+    func startCollector(control: String, publish: String, _ extra: [String] = []) async throws -> NodeProcess {
+        let collector = try facewire("collector", ["--role", "collector", "--bind", control, "--publish", publish] + extra)
+        try await collector.waitForLine(containing: "collector listening")
+        return collector
+    }
+
+    /// Starts a tail of the collector at `control` (debug log, where it reports its subscription) and waits until it
+    /// is subscribed.
+    func startTail(control: String, _ extra: [String] = []) async throws -> NodeProcess {
+        let tail = try facewire("tail", ["--role", "tail", "--collector", control] + extra + ["--log-level", "debug"])
+        try await tail.waitForLine(containing: "tail subscribed")
+        return tail
+    }
+
+    /// Starts a worker with one detection thread and waits until it runs.
+    func startWorker(_ name: String = "worker", control: String, _ extra: [String] = []) async throws -> NodeProcess {
+        let worker = try facewire(name, ["--role", "worker", "--collector", control, "--threads", "1"] + extra)
+        try await worker.waitForLine(containing: "worker running")
+        return worker
+    }
+
     /// The last lines of every child's stderr, for failure messages.
     func diagnostics(lines: Int = 12) -> String {
         lock.withLock { children }.map { child in
