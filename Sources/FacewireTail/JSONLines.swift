@@ -6,6 +6,16 @@ import Foundation
 /// Hand-written rather than `JSONEncoder`: the key order is fixed (stream, epoch, seq first, as a reader
 /// scans them), numbers are rounded to what the measurement supports, and it is several times faster.
 public enum JSONLines {
+    /// Any message of the stream as its line: a frame, an event or a stream end; `nil` for a heartbeat.
+    public static func line(for message: StreamMessage) -> String? {
+        switch message.body {
+        case .frame(let frame): line(for: frame)
+        case .event(let event): line(for: event, stream: message.stream, epoch: message.epoch)
+        case .end(let summary): line(for: summary, stream: message.stream, epoch: message.epoch)
+        case .none: nil
+        }
+    }
+
     /// One frame: `{"stream":…,"epoch":…,"seq":…,"captureTime":…,"status":…,…,"faces":[…]}`.
     public static func line(for frame: FrameResult) -> String {
         var out = "{"

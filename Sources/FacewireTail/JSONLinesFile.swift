@@ -53,13 +53,7 @@ public final class JSONLinesFile {
     /// Appends `message` as one JSON line (frames, events and stream ends alike).
     /// - Throws: ``NodeError`` when the file cannot be written or rotated.
     public func write(_ message: StreamMessage) throws {
-        let line: String
-        switch message.body {
-        case .frame(let frame): line = JSONLines.line(for: frame)
-        case .event(let event): line = JSONLines.line(for: event, stream: message.stream, epoch: message.epoch)
-        case .end(let summary): line = JSONLines.line(for: summary, stream: message.stream, epoch: message.epoch)
-        case .none: return
-        }
+        guard let line = JSONLines.line(for: message) else { return }  // a heartbeat
         try write(line: line)
     }
 

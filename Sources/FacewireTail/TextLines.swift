@@ -19,6 +19,16 @@ public enum TextLines {
     /// The stream column's width; longer names are printed whole.
     static let streamWidth = 9
 
+    /// Any message of the stream as its line: a frame, an event or a stream end; `nil` for a heartbeat.
+    public static func line(for message: StreamMessage) -> String? {
+        switch message.body {
+        case .frame(let frame): line(for: frame)
+        case .event(let event): line(for: event, stream: message.stream)
+        case .end(let summary): line(for: summary, stream: message.stream)
+        case .none: nil
+        }
+    }
+
     /// One frame.
     public static func line(for frame: FrameResult) -> String {
         var out = "\(column(frame.stream)) #\(frame.seq)"

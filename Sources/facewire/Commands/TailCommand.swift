@@ -94,29 +94,25 @@ struct LinePrinter {
 
     @discardableResult
     func print(_ message: StreamMessage) -> Outcome {
+        let outcome: Outcome
+        let wanted: Bool
         switch message.body {
         case .frame(let frame):
-            if frames, !facesOnly || !frame.faces.isEmpty {
-                write(format == .json ? JSONLines.line(for: frame) : TextLines.line(for: frame))
-            }
-            return .frame
-        case .event(let event):
-            if events {
-                write(format == .json
-                    ? JSONLines.line(for: event, stream: message.stream, epoch: message.epoch)
-                    : TextLines.line(for: event, stream: message.stream))
-            }
-            return .event
-        case .end(let summary):
-            if events {
-                write(format == .json
-                    ? JSONLines.line(for: summary, stream: message.stream, epoch: message.epoch)
-                    : TextLines.line(for: summary, stream: message.stream))
-            }
-            return .end
+            outcome = .frame
+            wanted = frames && (!facesOnly || !frame.faces.isEmpty)
+        case .event:
+            outcome = .event
+            wanted = events
+        case .end:
+            outcome = .end
+            wanted = events
         case .none:
             return .event
         }
+        if wanted, let line = format == .json ? JSONLines.line(for: message) : TextLines.line(for: message) {
+            write(line)
+        }
+        return outcome
     }
 
     private func write(_ line: String) {
