@@ -122,7 +122,7 @@ let package = Package(
         ),
         .testTarget(name: "FacewireWorkerTests", dependencies: ["FacewireWorker", "FacewireDetection", "FacewireProtocol", "FacewireImage"]),
         .testTarget(name: "FacewireCaptureTests", dependencies: ["FacewireCapture", "FacewireImage"]),
-        .testTarget(name: "FacewireCollectorTests", dependencies: ["FacewireCollector", "FacewireProtocol"]),
+        .testTarget(name: "FacewireCollectorTests", dependencies: ["FacewireCollector", "FacewireProtocol", "FacewireRuntime", "ZeroMQ"]),
         .testTarget(
             name: "FacewireIntegrationTests",
             dependencies: ["facewire", "FacewireRuntime", "FacewireProtocol", "FacewireImage", "ZeroMQ"]

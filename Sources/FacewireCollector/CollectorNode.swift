@@ -78,7 +78,7 @@ public final class CollectorNode: @unchecked Sendable {
         while !stop.isStopped {
             let now = Clock.monotonicNanoseconds()
             if statisticsInterval > 0, now - lastStatistics >= statisticsInterval {
-                logStatistics(now: now)
+                reportStatistics(now: now, publisher: publisher)
                 lastStatistics = now
             }
             if now - lastHeartbeat >= 200_000_000 {
@@ -113,8 +113,10 @@ public final class CollectorNode: @unchecked Sendable {
         logger.info("collector stopped", metadata: ["counters": "\(counters.summary)"])
     }
 
-    /// Logs one line per open stream with what it did since the last report.
-    private func logStatistics(now: UInt64) {
+    /// Logs one line per open stream with what it did since the last report, and publishes the same figures in
+    /// the stream (a `StreamStatistics` message between two frames).
+    private func reportStatistics(now: UInt64, publisher: ZMQSocket) {
+        var messages: [StreamMessage] = []
         for key in streams.keys.sorted(by: { ($0.stream, $0.epoch) < ($1.stream, $1.epoch) }) {
             guard var state = streams[key] else { continue }
             let report = state.statistics.report(
@@ -124,7 +126,33 @@ public final class CollectorNode: @unchecked Sendable {
                 "stream": "\(key.stream)", "epoch": "\(key.epoch)", "window": "\(StreamStatistics.Report.format(report.seconds, 1)) s",
                 "figures": "\(report)",
             ])
+            messages.append(
+                StreamMessage(stream: key.stream, epoch: key.epoch, body: .statistics(report.message(nextSeq: state.buffer.head))))
         }
+        emit(messages, publisher: publisher)
+    }
+
+    /// Restarts tracking on the named stream (every open stream for ""): each live track ends with a faceLeft
+    /// event, then a `TrackingReset` marks the first frame tracked afresh. Returns the streams reset.
+    private func reset(stream: String, publisher: ZMQSocket) -> [String] {
+        var messages: [StreamMessage] = []
+        var names: Set<String> = []
+        for key in streams.keys.sorted(by: { ($0.stream, $0.epoch) < ($1.stream, $1.epoch) }) where stream.isEmpty || key.stream == stream {
+            guard var state = streams[key] else { continue }
+            let left = state.tracker.finish()
+            streams[key] = state
+            for track in left {
+                messages.append(StreamMessage(stream: key.stream, epoch: key.epoch, body: .event(Self.faceEvent(.left, track))))
+            }
+            var marker = TrackingReset()
+            marker.seq = state.buffer.head
+            marker.endedTracks = UInt32(clamping: left.count)
+            messages.append(StreamMessage(stream: key.stream, epoch: key.epoch, body: .reset(marker)))
+            names.insert(key.stream)
+            logger.info("tracking reset", metadata: ["stream": "\(key.stream)", "epoch": "\(key.epoch)", "from": "\(marker.seq)", "ended": "\(left.count)"])
+        }
+        emit(messages, publisher: publisher)
+        return names.sorted()
     }
 
     // MARK: - Intake
@@ -161,7 +189,24 @@ public final class CollectorNode: @unchecked Sendable {
             guard let key = streamKey(end.stream, end.epoch, publisher: publisher, now: now) else { return }
             logger.info("stream ended at the source", metadata: ["stream": "\(end.stream)", "frames": "\(end.nextSeq)"])
             update(key, publisher: publisher) { $0.buffer.end(nextSeq: end.nextSeq, at: now) }
-        case .welcome, .none:
+        case .reset(let request):
+            guard request.requestID.utf8.count <= 64, request.stream.isEmpty || Wire.isValidStreamID(request.stream) else {
+                counters.add("control_malformed")
+                logger.warning("invalid reset request", metadata: ["stream": "\(request.stream.prefix(80))"])
+                return
+            }
+            counters.add("resets")
+            var reply = ResetReply()
+            reply.requestID = request.requestID
+            reply.streams = reset(stream: request.stream, publisher: publisher)
+            do {
+                if try !router.send([identity, try Envelope(.resetReply(reply)).serializedBytes()], dontWait: true) {
+                    counters.add("reply_lost")
+                }
+            } catch {
+                counters.add("reply_lost")
+            }
+        case .welcome, .resetReply, .none:
             counters.add("control_unexpected")
         }
     }
@@ -275,12 +320,7 @@ public final class CollectorNode: @unchecked Sendable {
         guard !emissions.isEmpty, var state = streams[key] else { return }
         var messages: [StreamMessage] = []
         func event(_ kind: FaceEvent.Kind, _ track: TrackEvent) {
-            var event = FaceEvent()
-            event.kind = kind
-            event.trackingID = track.trackingID
-            event.seq = track.seq
-            event.trackingFrameCount = track.frameCount
-            messages.append(StreamMessage(stream: key.stream, epoch: key.epoch, body: .event(event)))
+            messages.append(StreamMessage(stream: key.stream, epoch: key.epoch, body: .event(Self.faceEvent(kind, track))))
         }
         var finished = false
         for emission in emissions {
@@ -355,6 +395,20 @@ public final class CollectorNode: @unchecked Sendable {
         } else {
             streams[key] = state
         }
+        emit(messages, publisher: publisher)
+    }
+
+    static func faceEvent(_ kind: FaceEvent.Kind, _ track: TrackEvent) -> FaceEvent {
+        var event = FaceEvent()
+        event.kind = kind
+        event.trackingID = track.trackingID
+        event.seq = track.seq
+        event.trackingFrameCount = track.frameCount
+        return event
+    }
+
+    /// Hands messages of the ordered stream to the sink (the `--output` file), then publishes them.
+    private func emit(_ messages: [StreamMessage], publisher: ZMQSocket) {
         for message in messages {
             if let sink {
                 do {

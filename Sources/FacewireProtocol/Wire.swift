@@ -21,6 +21,11 @@ public typealias Envelope = Facewire_V1_Envelope
 public typealias FaceEvent = Facewire_V1_FaceEvent
 public typealias StreamSummary = Facewire_V1_StreamSummary
 public typealias StreamMessage = Facewire_V1_StreamMessage
+public typealias ResetRequest = Facewire_V1_Reset
+public typealias ResetReply = Facewire_V1_ResetReply
+public typealias TrackingReset = Facewire_V1_TrackingReset
+public typealias DropCount = Facewire_V1_DropCount
+public typealias StreamStatisticsMessage = Facewire_V1_StreamStatistics
 
 /// Constants of protocol version 1 (see protocol/SPEC.md).
 public enum Wire {

@@ -12,6 +12,8 @@ public enum JSONLines {
         case .frame(let frame): line(for: frame)
         case .event(let event): line(for: event, stream: message.stream, epoch: message.epoch)
         case .end(let summary): line(for: summary, stream: message.stream, epoch: message.epoch)
+        case .reset(let reset): line(for: reset, stream: message.stream, epoch: message.epoch)
+        case .statistics(let statistics): line(for: statistics, stream: message.stream, epoch: message.epoch)
         case .none: nil
         }
     }
@@ -63,6 +65,25 @@ public enum JSONLines {
         "{\"stream\":\(quoted(stream)),\"epoch\":\(epoch),\"event\":\"streamEnded\",\"frames\":\(summary.frames),"
             + "\"processed\":\(summary.processed),\"dropped\":\(summary.dropped),\"late\":\(summary.late),"
             + "\"duplicates\":\(summary.duplicates)}"
+    }
+
+    /// Tracking was reset: `{"stream":…,"epoch":…,"event":"trackingReset","seq":…,"endedTracks":…}`.
+    public static func line(for reset: TrackingReset, stream: String, epoch: UInt64) -> String {
+        "{\"stream\":\(quoted(stream)),\"epoch\":\(epoch),\"event\":\"trackingReset\",\"seq\":\(reset.seq),"
+            + "\"endedTracks\":\(reset.endedTracks)}"
+    }
+
+    /// One statistics window: `{"stream":…,"epoch":…,"event":"statistics","window":…,"frames":…,…}`; `dropped`
+    /// maps reason codes to counts; the latencies are in milliseconds and absent without processed frames.
+    public static func line(for statistics: StreamStatisticsMessage, stream: String, epoch: UInt64) -> String {
+        var out = "{\"stream\":\(quoted(stream)),\"epoch\":\(epoch),\"event\":\"statistics\","
+        out += "\"window\":\(number(statistics.windowSeconds, 3)),\"frames\":\(statistics.frames),"
+        out += "\"processed\":\(statistics.processed),\"dropped\":{"
+        out += statistics.dropped.map { "\(quoted($0.reason)):\($0.count)" }.joined(separator: ",")
+        out += "},\"late\":\(statistics.late),\"duplicates\":\(statistics.duplicates),\"fps\":\(number(statistics.fps, 2))"
+        if statistics.hasLatencyP50Ms { out += ",\"latencyP50\":\(number(statistics.latencyP50Ms, 1))" }
+        if statistics.hasLatencyP99Ms { out += ",\"latencyP99\":\(number(statistics.latencyP99Ms, 1))" }
+        return out + ",\"nextSeq\":\(statistics.nextSeq)}"
     }
 
     static func faceObject(_ face: WireFace) -> String {

@@ -10,6 +10,8 @@ import Foundation
 /// lobby     #142  +face #3
 /// lobby     -face #1  seen in 140 frames, last #150
 /// lobby     end   600 frames: 580 processed, 20 dropped, 1 late, 0 duplicates
+/// lobby     reset tracking afresh from #151, 2 tracks ended
+/// lobby     stats 5 s: 150 frames, 30 fps, 141 processed, 9 dropped (no-worker 6, timeout 3), 1 late, 0 duplicates, p50 48 ms, p99 112 ms
 /// ```
 ///
 /// Per face: the tracking ID (`#?` when untracked), the box (x,y width×height), roll and yaw in whole degrees,
@@ -25,6 +27,10 @@ public enum TextLines {
         case .frame(let frame): line(for: frame)
         case .event(let event): line(for: event, stream: message.stream)
         case .end(let summary): line(for: summary, stream: message.stream)
+        case .reset(let reset):
+            "\(column(message.stream)) reset tracking afresh from #\(reset.seq), "
+                + (reset.endedTracks == 1 ? "1 track ended" : "\(reset.endedTracks) tracks ended")
+        case .statistics(let statistics): line(for: statistics, stream: message.stream)
         case .none: nil
         }
     }
@@ -61,6 +67,20 @@ public enum TextLines {
     public static func line(for summary: StreamSummary, stream: String) -> String {
         "\(column(stream)) end   \(summary.frames) frames: \(summary.processed) processed, \(summary.dropped) dropped, "
             + "\(summary.late) late, \(summary.duplicates) duplicates"
+    }
+
+    /// One statistics window.
+    public static func line(for statistics: StreamStatisticsMessage, stream: String) -> String {
+        let dropped = statistics.dropped.reduce(UInt64(0)) { $0 + $1.count }
+        var out = "\(column(stream)) stats \(JSONLines.number(statistics.windowSeconds, 1)) s: \(statistics.frames) frames, "
+        out += "\(JSONLines.number(statistics.fps, 1)) fps, \(statistics.processed) processed, \(dropped) dropped"
+        if !statistics.dropped.isEmpty {
+            out += " (" + statistics.dropped.map { "\($0.reason) \($0.count)" }.joined(separator: ", ") + ")"
+        }
+        out += ", \(statistics.late) late, \(statistics.duplicates) duplicates"
+        if statistics.hasLatencyP50Ms { out += ", p50 \(whole(statistics.latencyP50Ms)) ms" }
+        if statistics.hasLatencyP99Ms { out += ", p99 \(whole(statistics.latencyP99Ms)) ms" }
+        return out
     }
 
     static func describe(_ face: WireFace) -> String {

@@ -425,6 +425,57 @@ struct JSONLinesTests {
         #expect(double(left["trackingFrameCount"]) == 16)
     }
 
+    static func statistics(latency: Bool) -> StreamStatisticsMessage {
+        var statistics = StreamStatisticsMessage()
+        statistics.windowSeconds = 5.0
+        statistics.frames = 150
+        statistics.processed = 141
+        statistics.dropped = [("no-worker", UInt64(6)), ("timeout", UInt64(3))].map {
+            var count = DropCount()
+            count.reason = $0.0
+            count.count = $0.1
+            return count
+        }
+        statistics.late = 1
+        statistics.fps = 30
+        if latency {
+            statistics.latencyP50Ms = 48.5
+            statistics.latencyP99Ms = 112.75
+        }
+        statistics.nextSeq = 1200
+        return statistics
+    }
+
+    @Test func statisticsLine() throws {
+        let line = JSONLines.line(for: Self.statistics(latency: true), stream: "cam-1", epoch: 9)
+        #expect(
+            line
+                == "{\"stream\":\"cam-1\",\"epoch\":9,\"event\":\"statistics\",\"window\":5,\"frames\":150,\"processed\":141,"
+                + "\"dropped\":{\"no-worker\":6,\"timeout\":3},\"late\":1,\"duplicates\":0,\"fps\":30,\"latencyP50\":48.5,"
+                + "\"latencyP99\":112.8,\"nextSeq\":1200}"
+        )
+        // Without processed frames there is no latency, and an empty window still parses.
+        var idle = StreamStatisticsMessage()
+        idle.windowSeconds = 5
+        let idleLine = JSONLines.line(for: idle, stream: "cam-1", epoch: 9)
+        #expect(!idleLine.contains("latency"))
+        for text in [line, idleLine] {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+            #expect(object["dropped"] is [String: Any])
+        }
+        let message = StreamMessage(stream: "cam-1", epoch: 9, body: .statistics(Self.statistics(latency: true)))
+        #expect(JSONLines.line(for: message) == line)
+    }
+
+    @Test func trackingResetLine() {
+        var reset = TrackingReset()
+        reset.seq = 120
+        reset.endedTracks = 2
+        #expect(
+            JSONLines.line(for: StreamMessage(stream: "cam-1", epoch: 9, body: .reset(reset)))
+                == "{\"stream\":\"cam-1\",\"epoch\":9,\"event\":\"trackingReset\",\"seq\":120,\"endedTracks\":2}")
+    }
+
     @Test func endLine() throws {
         var summary = StreamSummary()
         summary.frames = 100

@@ -184,6 +184,9 @@ enum MessageFields {
         case .result(let result): out["result"] = of(result)
         case .skipped(let skipped): out["skipped"] = of(skipped)
         case .end(let end): out["end"] = of(end)
+        case .reset(let reset): out["reset"] = .object(["stream": .string(reset.stream), "request_id": .string(reset.requestID)])
+        case .resetReply(let reply):
+            out["reset_reply"] = .object(["request_id": .string(reply.requestID), "streams": .array(reply.streams.map { .string($0) })])
         case nil: break
         }
         return .object(out)
@@ -217,6 +220,22 @@ enum MessageFields {
         ])
     }
 
+    static func of(_ statistics: StreamStatisticsMessage) -> JSONValue {
+        var out: [String: JSONValue] = [
+            "window_seconds": number(statistics.windowSeconds),
+            "frames": number(statistics.frames),
+            "processed": number(statistics.processed),
+            "dropped": .array(statistics.dropped.map { .object(["reason": .string($0.reason), "count": number($0.count)]) }),
+            "late": number(statistics.late),
+            "duplicates": number(statistics.duplicates),
+            "fps": number(statistics.fps),
+            "next_seq": number(statistics.nextSeq),
+        ]
+        if statistics.hasLatencyP50Ms { out["latency_p50_ms"] = number(statistics.latencyP50Ms) }
+        if statistics.hasLatencyP99Ms { out["latency_p99_ms"] = number(statistics.latencyP99Ms) }
+        return .object(out)
+    }
+
     static func of(_ message: StreamMessage) -> JSONValue {
         var out: [String: JSONValue] = [
             "version": number(message.version), "stream": .string(message.stream), "epoch": number(message.epoch),
@@ -225,6 +244,8 @@ enum MessageFields {
         case .frame(let frame): out["frame"] = of(frame)
         case .event(let event): out["event"] = of(event)
         case .end(let summary): out["end"] = of(summary)
+        case .reset(let reset): out["reset"] = .object(["seq": number(reset.seq), "ended_tracks": number(reset.endedTracks)])
+        case .statistics(let statistics): out["statistics"] = of(statistics)
         case nil: break
         }
         return .object(out)

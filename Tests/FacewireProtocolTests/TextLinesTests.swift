@@ -61,4 +61,20 @@ struct TextLinesTests {
         summary.late = 1
         #expect(TextLines.line(for: summary, stream: "lobby") == "lobby     end   600 frames: 580 processed, 20 dropped, 1 late, 0 duplicates")
     }
+
+    @Test func resetAndStatistics() {
+        var reset = TrackingReset()
+        reset.seq = 151
+        reset.endedTracks = 2
+        #expect(TextLines.line(for: StreamMessage(stream: "lobby", epoch: 1, body: .reset(reset)))
+            == "lobby     reset tracking afresh from #151, 2 tracks ended")
+        reset.endedTracks = 1
+        #expect(TextLines.line(for: StreamMessage(stream: "lobby", epoch: 1, body: .reset(reset)))
+            == "lobby     reset tracking afresh from #151, 1 track ended")
+        #expect(TextLines.line(for: JSONLinesTests.statistics(latency: true), stream: "lobby")
+            == "lobby     stats 5 s: 150 frames, 30 fps, 141 processed, 9 dropped (no-worker 6, timeout 3), 1 late, 0 duplicates, p50 49 ms, p99 113 ms")
+        var idle = StreamStatisticsMessage()
+        idle.windowSeconds = 4.96
+        #expect(TextLines.line(for: idle, stream: "lobby") == "lobby     stats 5 s: 0 frames, 0 fps, 0 processed, 0 dropped, 0 late, 0 duplicates")
+    }
 }

@@ -250,12 +250,25 @@ def enc_stream_end(m):
     return f_string(1, m["stream"]) + f_uint(2, m["epoch"]) + f_uint(3, m["next_seq"])
 
 
+def enc_reset(m):
+    return f_string(1, m["stream"]) + f_string(2, m["request_id"])
+
+
+def enc_reset_reply(m):
+    out = f_string(1, m["request_id"])
+    for stream in m["streams"]:
+        out += f_bytes(2, stream.encode("utf-8"), present=True)  # repeated: every element is written
+    return out
+
+
 ENVELOPE_BODY = (
     (2, "hello", enc_hello),
     (3, "welcome", enc_welcome),
     (4, "result", enc_frame_result),
     (5, "skipped", enc_skipped),
     (6, "end", enc_stream_end),
+    (7, "reset", enc_reset),
+    (8, "reset_reply", enc_reset_reply),
 )
 
 
@@ -287,7 +300,33 @@ def enc_stream_summary(m):
     )
 
 
-STREAM_BODY = ((4, "frame", enc_frame_result), (5, "event", enc_face_event), (6, "end", enc_stream_summary))
+def enc_tracking_reset(m):
+    return f_uint(1, m["seq"]) + f_uint(2, m["ended_tracks"])
+
+
+def enc_drop_count(m):
+    return f_string(1, m["reason"]) + f_uint(2, m["count"])
+
+
+def enc_stream_statistics(m):
+    out = f_float(1, m["window_seconds"]) + f_uint(2, m["frames"]) + f_uint(3, m["processed"])
+    for entry in m["dropped"]:
+        out += f_message(4, enc_drop_count(entry))
+    out += f_uint(5, m["late"]) + f_uint(6, m["duplicates"]) + f_float(7, m["fps"])
+    if "latency_p50_ms" in m:
+        out += f_float(8, m["latency_p50_ms"], present=True)
+    if "latency_p99_ms" in m:
+        out += f_float(9, m["latency_p99_ms"], present=True)
+    return out + f_uint(10, m["next_seq"])
+
+
+STREAM_BODY = (
+    (4, "frame", enc_frame_result),
+    (5, "event", enc_face_event),
+    (6, "end", enc_stream_summary),
+    (7, "reset", enc_tracking_reset),
+    (8, "statistics", enc_stream_statistics),
+)
 
 
 def enc_stream_message(m):
@@ -606,6 +645,10 @@ for name, body_name, body in (
     ("envelope_result_expression", "result", RESULT_EXPRESSION),
     ("envelope_skipped", "skipped", SKIPPED),
     ("envelope_end", "end", END),
+    ("envelope_reset", "reset", {"stream": STREAM, "request_id": "r-1"}),
+    ("envelope_reset_all", "reset", {"stream": "", "request_id": ""}),
+    ("envelope_reset_reply", "reset_reply", {"request_id": "r-1", "streams": [STREAM, "lobby"]}),
+    ("envelope_reset_reply_none", "reset_reply", {"request_id": "r-1", "streams": []}),
 ):
     message = {"version": 1, body_name: body}
     add(name, "envelope", [(name + ".bin", enc_envelope(message))], expect=message)
@@ -628,6 +671,41 @@ for name, message in (
         "stream_end",
         stream_message(
             "end", {"frames": 100, "processed": 93, "dropped": 7, "errors": 0, "late": 2, "duplicates": 1}
+        ),
+    ),
+    ("stream_reset", stream_message("reset", {"seq": 120, "ended_tracks": 2})),
+    (
+        "stream_statistics",
+        stream_message(
+            "statistics",
+            {
+                "window_seconds": 5.0,
+                "frames": 150,
+                "processed": 141,
+                "dropped": [{"reason": "no-worker", "count": 6}, {"reason": "timeout", "count": 3}],
+                "late": 1,
+                "duplicates": 0,
+                "fps": 30.0,
+                "latency_p50_ms": 48.5,
+                "latency_p99_ms": 112.25,
+                "next_seq": 1200,
+            },
+        ),
+    ),
+    (
+        "stream_statistics_idle",
+        stream_message(
+            "statistics",
+            {
+                "window_seconds": 5.0,
+                "frames": 0,
+                "processed": 0,
+                "dropped": [],
+                "late": 0,
+                "duplicates": 0,
+                "fps": 0.0,
+                "next_seq": 1200,
+            },
         ),
     ),
 ):

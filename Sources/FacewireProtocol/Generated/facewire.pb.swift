@@ -631,6 +631,43 @@ public nonisolated struct Facewire_V1_StreamEnd: Sendable {
   public init() {}
 }
 
+/// Any node or tool (`facewire reset`) -> collector: restart tracking on a stream, as Affdex's reset
+/// does. Every live track ends (each gets a faceLeft event), tracking frame counts start again, and
+/// faces seen from then on get new tracking IDs (IDs are still never reused within an epoch). The
+/// results stream carries a TrackingReset at the point where it took effect. The collector answers
+/// with a ResetReply.
+public nonisolated struct Facewire_V1_Reset: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the stream to reset; "" = every open stream
+  public var stream: String = String()
+
+  /// echoed in the ResetReply; at most 64 bytes
+  public var requestID: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// collector -> the sender of a Reset.
+public nonisolated struct Facewire_V1_ResetReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var requestID: String = String()
+
+  /// the streams that were reset, sorted; empty: no such open stream
+  public var streams: [String] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 public nonisolated struct Facewire_V1_Envelope: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -681,6 +718,22 @@ public nonisolated struct Facewire_V1_Envelope: Sendable {
     set {body = .end(newValue)}
   }
 
+  public var reset: Facewire_V1_Reset {
+    get {
+      if case .reset(let v)? = body {return v}
+      return Facewire_V1_Reset()
+    }
+    set {body = .reset(newValue)}
+  }
+
+  public var resetReply: Facewire_V1_ResetReply {
+    get {
+      if case .resetReply(let v)? = body {return v}
+      return Facewire_V1_ResetReply()
+    }
+    set {body = .resetReply(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -689,6 +742,8 @@ public nonisolated struct Facewire_V1_Envelope: Sendable {
     case result(Facewire_V1_FrameResult)
     case skipped(Facewire_V1_Skipped)
     case end(Facewire_V1_StreamEnd)
+    case reset(Facewire_V1_Reset)
+    case resetReply(Facewire_V1_ResetReply)
 
   }
 
@@ -772,6 +827,98 @@ public nonisolated struct Facewire_V1_StreamSummary: Sendable {
   public init() {}
 }
 
+/// Tracking was reset (a Reset message): every frame before `seq` was emitted before this message,
+/// the faceLeft events of the tracks it ended came just before it, and frames from `seq` on are tracked
+/// afresh.
+public nonisolated struct Facewire_V1_TrackingReset: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the first frame tracked afresh
+  public var seq: UInt64 = 0
+
+  /// how many tracks the reset ended
+  public var endedTracks: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Facewire_V1_DropCount: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// a reason code (SPEC.md "Reasons"), the part before any ':'
+  public var reason: String = String()
+
+  public var count: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// A stream's figures over one reporting window (the collector's --stats-interval), published for
+/// every open stream at the end of each window, between frames. Windows do not overlap.
+public nonisolated struct Facewire_V1_StreamStatistics: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the window's length
+  public var windowSeconds: Float = 0
+
+  /// sequences emitted in the window (processed + dropped + errors)
+  public var frames: UInt64 = 0
+
+  public var processed: UInt64 = 0
+
+  /// dropped and error frames by reason, sorted by reason
+  public var dropped: [Facewire_V1_DropCount] = []
+
+  /// results discarded in the window because their frame was already dropped
+  public var late: UInt64 = 0
+
+  /// results discarded as duplicates
+  public var duplicates: UInt64 = 0
+
+  /// frames / window_seconds
+  public var fps: Float = 0
+
+  /// capture -> emission of the window's processed frames;
+  public var latencyP50Ms: Float {
+    get {_latencyP50Ms ?? 0}
+    set {_latencyP50Ms = newValue}
+  }
+  /// Returns true if `latencyP50Ms` has been explicitly set.
+  public var hasLatencyP50Ms: Bool {self._latencyP50Ms != nil}
+  /// Clears the value of `latencyP50Ms`. Subsequent reads from it will return its default value.
+  public mutating func clearLatencyP50Ms() {self._latencyP50Ms = nil}
+
+  /// absent when none had a capture time
+  public var latencyP99Ms: Float {
+    get {_latencyP99Ms ?? 0}
+    set {_latencyP99Ms = newValue}
+  }
+  /// Returns true if `latencyP99Ms` has been explicitly set.
+  public var hasLatencyP99Ms: Bool {self._latencyP99Ms != nil}
+  /// Clears the value of `latencyP99Ms`. Subsequent reads from it will return its default value.
+  public mutating func clearLatencyP99Ms() {self._latencyP99Ms = nil}
+
+  /// the next sequence the stream will emit
+  public var nextSeq: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _latencyP50Ms: Float? = nil
+  fileprivate var _latencyP99Ms: Float? = nil
+}
+
 public nonisolated struct Facewire_V1_StreamMessage: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -822,6 +969,22 @@ public nonisolated struct Facewire_V1_StreamMessage: @unchecked Sendable {
     set {_uniqueStorage()._body = .end(newValue)}
   }
 
+  public var reset: Facewire_V1_TrackingReset {
+    get {
+      if case .reset(let v)? = _storage._body {return v}
+      return Facewire_V1_TrackingReset()
+    }
+    set {_uniqueStorage()._body = .reset(newValue)}
+  }
+
+  public var statistics: Facewire_V1_StreamStatistics {
+    get {
+      if case .statistics(let v)? = _storage._body {return v}
+      return Facewire_V1_StreamStatistics()
+    }
+    set {_uniqueStorage()._body = .statistics(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -829,6 +992,8 @@ public nonisolated struct Facewire_V1_StreamMessage: @unchecked Sendable {
     case event(Facewire_V1_FaceEvent)
     /// the stream ended; no more frames for this (stream, epoch)
     case end(Facewire_V1_StreamSummary)
+    case reset(Facewire_V1_TrackingReset)
+    case statistics(Facewire_V1_StreamStatistics)
 
   }
 
@@ -1644,9 +1809,79 @@ nonisolated extension Facewire_V1_StreamEnd: SwiftProtobuf.Message, SwiftProtobu
   }
 }
 
+nonisolated extension Facewire_V1_Reset: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Reset"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}stream\0\u{3}request_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.stream) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.requestID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.stream.isEmpty {
+      try visitor.visitSingularStringField(value: self.stream, fieldNumber: 1)
+    }
+    if !self.requestID.isEmpty {
+      try visitor.visitSingularStringField(value: self.requestID, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Facewire_V1_Reset, rhs: Facewire_V1_Reset) -> Bool {
+    if lhs.stream != rhs.stream {return false}
+    if lhs.requestID != rhs.requestID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Facewire_V1_ResetReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ResetReply"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}streams\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.requestID) }()
+      case 2: try { try decoder.decodeRepeatedStringField(value: &self.streams) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.requestID.isEmpty {
+      try visitor.visitSingularStringField(value: self.requestID, fieldNumber: 1)
+    }
+    if !self.streams.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.streams, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Facewire_V1_ResetReply, rhs: Facewire_V1_ResetReply) -> Bool {
+    if lhs.requestID != rhs.requestID {return false}
+    if lhs.streams != rhs.streams {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension Facewire_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Envelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}hello\0\u{1}welcome\0\u{1}result\0\u{1}skipped\0\u{1}end\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}hello\0\u{1}welcome\0\u{1}result\0\u{1}skipped\0\u{1}end\0\u{1}reset\0\u{3}reset_reply\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1720,6 +1955,32 @@ nonisolated extension Facewire_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf
           self.body = .end(v)
         }
       }()
+      case 7: try {
+        var v: Facewire_V1_Reset?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .reset(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .reset(v)
+        }
+      }()
+      case 8: try {
+        var v: Facewire_V1_ResetReply?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .resetReply(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .resetReply(v)
+        }
+      }()
       default: break
       }
     }
@@ -1753,6 +2014,14 @@ nonisolated extension Facewire_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf
     case .end?: try {
       guard case .end(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
+    }()
+    case .reset?: try {
+      guard case .reset(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
+    }()
+    case .resetReply?: try {
+      guard case .resetReply(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
     }()
     case nil: break
     }
@@ -1871,9 +2140,158 @@ nonisolated extension Facewire_V1_StreamSummary: SwiftProtobuf.Message, SwiftPro
   }
 }
 
+nonisolated extension Facewire_V1_TrackingReset: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".TrackingReset"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}seq\0\u{3}ended_tracks\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.seq) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.endedTracks) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.seq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.seq, fieldNumber: 1)
+    }
+    if self.endedTracks != 0 {
+      try visitor.visitSingularUInt32Field(value: self.endedTracks, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Facewire_V1_TrackingReset, rhs: Facewire_V1_TrackingReset) -> Bool {
+    if lhs.seq != rhs.seq {return false}
+    if lhs.endedTracks != rhs.endedTracks {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Facewire_V1_DropCount: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DropCount"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}reason\0\u{1}count\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.reason) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.count) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 1)
+    }
+    if self.count != 0 {
+      try visitor.visitSingularUInt64Field(value: self.count, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Facewire_V1_DropCount, rhs: Facewire_V1_DropCount) -> Bool {
+    if lhs.reason != rhs.reason {return false}
+    if lhs.count != rhs.count {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Facewire_V1_StreamStatistics: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".StreamStatistics"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}window_seconds\0\u{1}frames\0\u{1}processed\0\u{1}dropped\0\u{1}late\0\u{1}duplicates\0\u{1}fps\0\u{3}latency_p50_ms\0\u{3}latency_p99_ms\0\u{3}next_seq\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularFloatField(value: &self.windowSeconds) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.frames) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.processed) }()
+      case 4: try { try decoder.decodeRepeatedMessageField(value: &self.dropped) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.late) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.duplicates) }()
+      case 7: try { try decoder.decodeSingularFloatField(value: &self.fps) }()
+      case 8: try { try decoder.decodeSingularFloatField(value: &self._latencyP50Ms) }()
+      case 9: try { try decoder.decodeSingularFloatField(value: &self._latencyP99Ms) }()
+      case 10: try { try decoder.decodeSingularUInt64Field(value: &self.nextSeq) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.windowSeconds.bitPattern != 0 {
+      try visitor.visitSingularFloatField(value: self.windowSeconds, fieldNumber: 1)
+    }
+    if self.frames != 0 {
+      try visitor.visitSingularUInt64Field(value: self.frames, fieldNumber: 2)
+    }
+    if self.processed != 0 {
+      try visitor.visitSingularUInt64Field(value: self.processed, fieldNumber: 3)
+    }
+    if !self.dropped.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.dropped, fieldNumber: 4)
+    }
+    if self.late != 0 {
+      try visitor.visitSingularUInt64Field(value: self.late, fieldNumber: 5)
+    }
+    if self.duplicates != 0 {
+      try visitor.visitSingularUInt64Field(value: self.duplicates, fieldNumber: 6)
+    }
+    if self.fps.bitPattern != 0 {
+      try visitor.visitSingularFloatField(value: self.fps, fieldNumber: 7)
+    }
+    try { if let v = self._latencyP50Ms {
+      try visitor.visitSingularFloatField(value: v, fieldNumber: 8)
+    } }()
+    try { if let v = self._latencyP99Ms {
+      try visitor.visitSingularFloatField(value: v, fieldNumber: 9)
+    } }()
+    if self.nextSeq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.nextSeq, fieldNumber: 10)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Facewire_V1_StreamStatistics, rhs: Facewire_V1_StreamStatistics) -> Bool {
+    if lhs.windowSeconds != rhs.windowSeconds {return false}
+    if lhs.frames != rhs.frames {return false}
+    if lhs.processed != rhs.processed {return false}
+    if lhs.dropped != rhs.dropped {return false}
+    if lhs.late != rhs.late {return false}
+    if lhs.duplicates != rhs.duplicates {return false}
+    if lhs.fps != rhs.fps {return false}
+    if lhs._latencyP50Ms != rhs._latencyP50Ms {return false}
+    if lhs._latencyP99Ms != rhs._latencyP99Ms {return false}
+    if lhs.nextSeq != rhs.nextSeq {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension Facewire_V1_StreamMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StreamMessage"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}stream\0\u{1}epoch\0\u{1}frame\0\u{1}event\0\u{1}end\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}stream\0\u{1}epoch\0\u{1}frame\0\u{1}event\0\u{1}end\0\u{1}reset\0\u{1}statistics\0")
 
   fileprivate class _StorageClass {
     var _version: UInt32 = 0
@@ -1954,6 +2372,32 @@ nonisolated extension Facewire_V1_StreamMessage: SwiftProtobuf.Message, SwiftPro
             _storage._body = .end(v)
           }
         }()
+        case 7: try {
+          var v: Facewire_V1_TrackingReset?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .reset(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .reset(v)
+          }
+        }()
+        case 8: try {
+          var v: Facewire_V1_StreamStatistics?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .statistics(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .statistics(v)
+          }
+        }()
         default: break
         }
       }
@@ -1987,6 +2431,14 @@ nonisolated extension Facewire_V1_StreamMessage: SwiftProtobuf.Message, SwiftPro
       case .end?: try {
         guard case .end(let v)? = _storage._body else { preconditionFailure() }
         try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
+      }()
+      case .reset?: try {
+        guard case .reset(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
+      }()
+      case .statistics?: try {
+        guard case .statistics(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
       }()
       case nil: break
       }

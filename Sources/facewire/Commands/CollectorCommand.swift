@@ -37,7 +37,7 @@ struct CollectorCommand: ParsableCommand {
     @Option(help: "With --output: rotate the file to FILE-000001.jsonl, FILE-000002.jsonl, … when it would pass this many bytes.")
     var outputMaxBytes: Int = 256 << 20
 
-    @Option(help: "Seconds between per-stream statistics lines on stderr (frames, processed, drops by reason, late, fps, latency p50/p99); 0 turns them off.")
+    @Option(help: "Seconds between per-stream statistics (frames, processed, drops by reason, late, fps, latency p50/p99), on stderr and in the stream; 0 turns them off.")
     var statsInterval: Double = 5
 
     @OptionGroup var log: LogOptions

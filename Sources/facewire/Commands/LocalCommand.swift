@@ -40,6 +40,9 @@ struct LocalCommand: ParsableCommand {
     @Option(help: "Milliseconds the collector waits for a missing frame once a later one is known.")
     var maxDelay: Int = 1000
 
+    @Option(help: "Seconds between per-stream statistics in the stream (printed with --statistics).")
+    var statsInterval: Double = 5
+
     @OptionGroup(title: "Output") var output: OutputOptions
 
     @OptionGroup var detector: DetectorOptions
@@ -50,6 +53,7 @@ struct LocalCommand: ParsableCommand {
         guard workers >= 1 else { throw ValidationError("--workers must be at least 1") }
         guard threads >= 1 else { throw ValidationError("--threads must be at least 1") }
         _ = try FPSOption.parse(fps)
+        guard statsInterval > 0, statsInterval.isFinite else { throw ValidationError("--stats-interval must be > 0 seconds") }
     }
 
     func run() throws {
@@ -73,8 +77,9 @@ struct LocalCommand: ParsableCommand {
         defer { cluster.terminateAll() }
         try cluster.start("collector", [
             "--role", "collector", "--bind", control, "--publish", publish, "--max-delay", String(maxDelay),
-            "--log-level", childLogLevel,
+            "--stats-interval", String(statsInterval), "--log-level", childLogLevel,
         ])
+        logger.info("collector started", metadata: ["control": "\(control)", "reset": "facewire reset --collector \(control)"])
 
         let stop = StopToken()
         let client = TailClient(configuration: .init(publish: publish, streams: [stream]), logger: logger)

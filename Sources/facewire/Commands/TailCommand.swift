@@ -56,7 +56,7 @@ struct TailCommand: ParsableCommand {
 
 /// What the ordered stream is printed as (`tail` and `local`).
 struct OutputOptions: ParsableArguments {
-    @Flag(help: "Also print face-appeared / face-left events and end-of-stream lines.")
+    @Flag(help: "Also print face-appeared / face-left events, tracking resets and end-of-stream lines.")
     var events: Bool = false
 
     @Flag(help: "Print only the events and end-of-stream lines (no frame lines).")
@@ -64,6 +64,9 @@ struct OutputOptions: ParsableArguments {
 
     @Flag(help: "Print only frames with at least one face (and, with --events, the events).")
     var facesOnly: Bool = false
+
+    @Flag(help: "Also print each stream's statistics, every --stats-interval seconds of the collector.")
+    var statistics: Bool = false
 
     @Option(help: "Output format: json (JSON Lines, for programs) or text (one readable line per frame).")
     var format: String = "json"
@@ -77,7 +80,7 @@ struct OutputOptions: ParsableArguments {
     var printer: LinePrinter {
         LinePrinter(
             events: events || eventsOnly, format: LinePrinter.Format(rawValue: format) ?? .json, frames: !eventsOnly,
-            facesOnly: facesOnly)
+            facesOnly: facesOnly, statistics: statistics)
     }
 }
 
@@ -91,6 +94,8 @@ struct LinePrinter {
     var frames: Bool = true
     /// Whether frames without faces are left out.
     var facesOnly: Bool = false
+    /// Whether statistics windows are printed.
+    var statistics: Bool = false
 
     @discardableResult
     func print(_ message: StreamMessage) -> Outcome {
@@ -106,6 +111,12 @@ struct LinePrinter {
         case .end:
             outcome = .end
             wanted = events
+        case .reset:
+            outcome = .event
+            wanted = events
+        case .statistics:
+            outcome = .event
+            wanted = statistics
         case .none:
             return .event
         }

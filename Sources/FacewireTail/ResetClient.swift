@@ -1,0 +1,38 @@
+import FacewireProtocol
+import FacewireRuntime
+import Foundation
+import ZeroMQ
+
+/// Asks a collector to reset tracking on a stream (`facewire reset`), as Affdex's `reset` does: live tracks
+/// end, frame counts restart, faces seen afterwards get new tracking IDs.
+public enum ResetClient {
+    /// Sends a `Reset` for `stream` ("" = every open stream) and waits for the collector's reply.
+    /// - Returns: the streams the collector reset (empty: it has no open stream of that name).
+    /// - Throws: ``NodeError`` when no reply came within `timeoutSeconds`.
+    public static func reset(collector: String, stream: String, timeoutSeconds: Double) throws -> [String] {
+        let context = ZMQContext()
+        let socket = try ZMQSocket(context: context, kind: .dealer)
+        defer { socket.close() }
+        try socket.setMaxMessageSize(Wire.maxControlMessageBytes)
+        try socket.connect(collector)
+        var request = ResetRequest()
+        request.stream = stream
+        request.requestID = "reset-\(getpid())-\(Clock.monotonicNanoseconds() % 1_000_000_000)"
+        // Queued until the connection is up; a DEALER sends it once connected.
+        guard try socket.send([try Envelope(.reset(request)).serializedBytes()], dontWait: true) else {
+            throw NodeError("cannot queue the reset request for \(collector)")
+        }
+        let deadline = Clock.monotonicNanoseconds() + UInt64(max(0, timeoutSeconds) * 1e9)
+        while Clock.monotonicNanoseconds() < deadline {
+            let left = Int((deadline - Clock.monotonicNanoseconds()) / 1_000_000) + 1
+            guard try socket.waitForInput(timeoutMilliseconds: min(left, 200)), let parts = try socket.receive(dontWait: true) else {
+                continue
+            }
+            guard parts.count == 1, let envelope = try? Envelope(part: parts[0]), case .resetReply(let reply) = envelope.body,
+                reply.requestID == request.requestID
+            else { continue }  // a stray message: keep waiting for ours
+            return reply.streams
+        }
+        throw NodeError("no answer from the collector at \(collector) within \(timeoutSeconds) s")
+    }
+}
