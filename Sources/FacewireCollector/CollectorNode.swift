@@ -15,13 +15,10 @@ public final class CollectorNode: @unchecked Sendable {
     private let logger: Logger
     private let context = ZMQContext()
 
-    private struct StreamKey: Hashable {
-        var stream: String
-        var epoch: UInt64
-    }
+    private typealias StreamKey = StreamTable<FrameResult>.Key
 
+    /// What the collector keeps per open (stream, epoch) beside the table's reorder buffer.
     private struct StreamState {
-        var buffer: ReorderBuffer<FrameResult>
         var tracker: FaceTracker
         var statistics: StreamStatistics
         /// Frames emitted with a worker's own status (the buffer counts them all as processed).
@@ -34,16 +31,14 @@ public final class CollectorNode: @unchecked Sendable {
         var lastHello: UInt64
     }
 
+    /// The reorder buffers and the epoch rules.
+    private var table: StreamTable<FrameResult>
+    /// Tracking and statistics of each open key of `table`.
     private var streams: [StreamKey: StreamState] = [:]
-    /// The newest epoch seen per stream.
-    private var currentEpoch: [String: UInt64] = [:]
     private var captures: [String: CaptureEntry] = [:]
     /// Workers that said hello recently, by ROUTER identity, with the time of their last hello.
     private var workers: [[UInt8]: UInt64] = [:]
     private var publishEndpoint = ""
-    /// Epochs whose end was published, with when: a result that straggles in afterwards is counted as late
-    /// instead of reopening the stream. Forgotten after an hour.
-    private var ended: [StreamKey: UInt64] = [:]
 
     /// Called with every message of the ordered stream, in order, on the collector's thread, before it is
     /// published (the `--output` file). An error is logged and counted (`output_failed`); the stream goes on.
@@ -53,6 +48,9 @@ public final class CollectorNode: @unchecked Sendable {
         self.configuration = configuration
         self.logger = logger
         self.sink = sink
+        table = StreamTable(
+            maxDelayNanoseconds: UInt64(max(0, configuration.maxDelayMilliseconds)) * 1_000_000,
+            maxPending: configuration.maxPending)
     }
 
     public func run(stop: StopToken, ready: (@Sendable (String, String) -> Void)? = nil) throws {
@@ -87,7 +85,7 @@ public final class CollectorNode: @unchecked Sendable {
                 lastHeartbeat = now
             }
             var timeout = 100
-            if let deadline = streams.values.compactMap(\.buffer.nextDeadline).min() {
+            if let deadline = table.nextDeadline {
                 timeout = deadline <= now ? 0 : min(timeout, Int((deadline - now) / 1_000_000) + 1)
             }
             do {
@@ -102,11 +100,7 @@ public final class CollectorNode: @unchecked Sendable {
             } catch let error as ZMQError where error.isTerminated {
                 break
             }
-            let tickTime = Clock.monotonicNanoseconds()
-            for key in Array(streams.keys) {
-                guard var state = streams[key] else { continue }
-                let emissions = state.buffer.tick(at: tickTime)
-                streams[key] = state
+            for (key, emissions) in table.tick(at: Clock.monotonicNanoseconds()) {
                 publish(emissions, key: key, publisher: publisher)
             }
         }
@@ -117,17 +111,16 @@ public final class CollectorNode: @unchecked Sendable {
     /// the stream (a `StreamStatistics` message between two frames).
     private func reportStatistics(now: UInt64, publisher: ZMQSocket) {
         var messages: [StreamMessage] = []
-        for key in streams.keys.sorted(by: { ($0.stream, $0.epoch) < ($1.stream, $1.epoch) }) {
-            guard var state = streams[key] else { continue }
-            let report = state.statistics.report(
-                now: now, late: state.buffer.counters.late, duplicates: state.buffer.counters.duplicates)
+        for key in table.openKeys {
+            guard var state = streams[key], let buffer = table.buffer(key) else { continue }
+            let report = state.statistics.report(now: now, late: buffer.counters.late, duplicates: buffer.counters.duplicates)
             streams[key] = state
             logger.info("stream statistics", metadata: [
                 "stream": "\(key.stream)", "epoch": "\(key.epoch)", "window": "\(StreamStatistics.Report.format(report.seconds, 1)) s",
                 "figures": "\(report)",
             ])
             messages.append(
-                StreamMessage(stream: key.stream, epoch: key.epoch, body: .statistics(report.message(nextSeq: state.buffer.head))))
+                StreamMessage(stream: key.stream, epoch: key.epoch, body: .statistics(report.message(nextSeq: buffer.head))))
         }
         emit(messages, publisher: publisher)
     }
@@ -137,15 +130,15 @@ public final class CollectorNode: @unchecked Sendable {
     private func reset(stream: String, publisher: ZMQSocket) -> [String] {
         var messages: [StreamMessage] = []
         var names: Set<String> = []
-        for key in streams.keys.sorted(by: { ($0.stream, $0.epoch) < ($1.stream, $1.epoch) }) where stream.isEmpty || key.stream == stream {
-            guard var state = streams[key] else { continue }
+        for key in table.openKeys where stream.isEmpty || key.stream == stream {
+            guard var state = streams[key], let buffer = table.buffer(key) else { continue }
             let left = state.tracker.finish()
             streams[key] = state
             for track in left {
                 messages.append(StreamMessage(stream: key.stream, epoch: key.epoch, body: .event(Self.faceEvent(.left, track))))
             }
             var marker = TrackingReset()
-            marker.seq = state.buffer.head
+            marker.seq = buffer.head
             marker.endedTracks = UInt32(clamping: left.count)
             messages.append(StreamMessage(stream: key.stream, epoch: key.epoch, body: .reset(marker)))
             names.insert(key.stream)
@@ -177,18 +170,16 @@ public final class CollectorNode: @unchecked Sendable {
             handleHello(hello, identity: identity, peerAddress: message.peerAddress, router: router, publisher: publisher, now: now)
         case .result(let result):
             counters.add("results")
-            guard let key = streamKey(result.stream, result.epoch, publisher: publisher, now: now) else { return }
-            update(key, publisher: publisher) { $0.buffer.receive(seq: result.seq, payload: result, at: now) }
+            apply(.result(seq: result.seq, payload: result), stream: result.stream, epoch: result.epoch, publisher: publisher, now: now)
         case .skipped(let skipped):
-            guard skipped.count > 0, let key = streamKey(skipped.stream, skipped.epoch, publisher: publisher, now: now) else { return }
+            guard skipped.count > 0 else { return }
             counters.add("skipped", skipped.count)
-            update(key, publisher: publisher) {
-                $0.buffer.skip(firstSeq: skipped.firstSeq, count: skipped.count, reason: DropReason(skipped.reason), at: now)
-            }
+            apply(
+                .skip(firstSeq: skipped.firstSeq, count: skipped.count, reason: DropReason(skipped.reason)),
+                stream: skipped.stream, epoch: skipped.epoch, publisher: publisher, now: now)
         case .end(let end):
-            guard let key = streamKey(end.stream, end.epoch, publisher: publisher, now: now) else { return }
             logger.info("stream ended at the source", metadata: ["stream": "\(end.stream)", "frames": "\(end.nextSeq)"])
-            update(key, publisher: publisher) { $0.buffer.end(nextSeq: end.nextSeq, at: now) }
+            apply(.end(nextSeq: end.nextSeq), stream: end.stream, epoch: end.epoch, publisher: publisher, now: now)
         case .reset(let request):
             guard request.requestID.utf8.count <= 64, request.stream.isEmpty || Wire.isValidStreamID(request.stream) else {
                 counters.add("control_malformed")
@@ -216,14 +207,14 @@ public final class CollectorNode: @unchecked Sendable {
     ) {
         switch hello.role {
         case .capture:
-            guard let key = streamKey(hello.stream, hello.epoch, publisher: publisher, now: now) else { return }
+            guard apply(.hello(nextSeq: hello.nextSeq), stream: hello.stream, epoch: hello.epoch, publisher: publisher, now: now)
+            else { return }
             var info = CaptureInfo()
             info.stream = hello.stream
             info.epoch = hello.epoch
             info.frameEndpoint = Endpoint.resolvingWildcard(hello.frameEndpoint, host: peerAddress ?? "127.0.0.1")
             let isNew = captures[hello.stream]?.info != info
             captures[hello.stream] = CaptureEntry(info: info, lastHello: now)
-            update(key, publisher: publisher) { $0.buffer.noteHello(nextSeq: hello.nextSeq, at: now) }
             if isNew {
                 logger.info("capture announced", metadata: ["stream": "\(info.stream)", "endpoint": "\(info.frameEndpoint)"])
                 // Tell every live worker at once instead of waiting for its next hello.
@@ -258,54 +249,37 @@ public final class CollectorNode: @unchecked Sendable {
         }
     }
 
-    /// The buffer key for a message, creating the stream's state on first sight. A newer epoch of a stream
-    /// ends the older one (its missing frames are then dropped after the usual delay); messages of an epoch
-    /// older than one that already ended are counted and ignored.
-    private func streamKey(_ stream: String, _ epoch: UInt64, publisher: ZMQSocket, now: UInt64) -> StreamKey? {
+    /// Hands one input to the table and publishes what it released. Returns false when the input was refused: an
+    /// invalid stream id, a straggler of a replaced epoch, or a message for an epoch that already ended (counted).
+    @discardableResult
+    private func apply(
+        _ input: StreamTable<FrameResult>.Input, stream: String, epoch: UInt64, publisher: ZMQSocket, now: UInt64
+    ) -> Bool {
         guard Wire.isValidStreamID(stream) else {
             counters.add("invalid_stream")
-            return nil
+            return false
         }
-        let key = StreamKey(stream: stream, epoch: epoch)
-        if streams[key] != nil { return key }
-        if ended[key] != nil {
-            counters.add("late_after_end")
-            return nil
-        }
-        if let current = currentEpoch[stream], epoch < current {
+        let outcome = table.apply(input, stream: stream, epoch: epoch, at: now)
+        switch outcome.rejected {
+        case .staleEpoch?:
             counters.add("stale_epoch")
-            return nil
+            return false
+        case .afterEnd?:
+            counters.add("late_after_end")
+            return false
+        case nil: break
         }
-        if currentEpoch[stream] != nil, currentEpoch[stream] != epoch {
-            for oldKey in streams.keys where oldKey.stream == stream {
-                logger.info("new epoch replaces old", metadata: ["stream": "\(stream)", "old": "\(oldKey.epoch)", "new": "\(epoch)"])
-                // Frames the old capture node sent and the collector knows of are still waited for;
-                // an epoch it knows nothing of is closed at once.
-                update(oldKey, publisher: publisher) { state in
-                    if let highest = state.buffer.highestKnownSeq {
-                        return state.buffer.end(nextSeq: highest + 1, at: now)
-                    }
-                    return state.buffer.flush(reason: "epoch-replaced")
-                }
-            }
+        for old in outcome.replaced {
+            logger.info("new epoch replaces old", metadata: ["stream": "\(stream)", "old": "\(old.epoch)", "new": "\(epoch)"])
         }
-        currentEpoch[stream] = epoch
-        streams[key] = StreamState(
-            buffer: ReorderBuffer(
-                maxDelayNanoseconds: UInt64(configuration.maxDelayMilliseconds) * 1_000_000,
-                maxPending: configuration.maxPending
-            ),
-            tracker: FaceTracker(configuration: configuration.tracking),
-            statistics: StreamStatistics(now: Clock.monotonicNanoseconds())
-        )
-        return key
-    }
-
-    private func update(_ key: StreamKey, publisher: ZMQSocket, _ body: (inout StreamState) -> [ReorderBuffer<FrameResult>.Emission]) {
-        guard var state = streams[key] else { return }
-        let emissions = body(&state)
-        streams[key] = state
-        publish(emissions, key: key, publisher: publisher)
+        if let opened = outcome.opened {
+            streams[opened] = StreamState(
+                tracker: FaceTracker(configuration: configuration.tracking), statistics: StreamStatistics(now: now))
+        }
+        for (key, emissions) in outcome.emissions {
+            publish(emissions, key: key, publisher: publisher)
+        }
+        return true
     }
 
     // MARK: - Output
@@ -389,9 +363,6 @@ public final class CollectorNode: @unchecked Sendable {
         }
         if finished {
             streams[key] = nil
-            let now = Clock.monotonicNanoseconds()
-            ended = ended.filter { now - $0.value < 3_600_000_000_000 }
-            ended[key] = now
         } else {
             streams[key] = state
         }
@@ -424,5 +395,28 @@ public final class CollectorNode: @unchecked Sendable {
                 counters.add("publish_failed")
             }
         }
+    }
+}
+
+extension StreamStatistics.Report {
+    /// The report as the results stream carries it, with the stream's next sequence.
+    public func message(nextSeq: UInt64) -> StreamStatisticsMessage {
+        var message = StreamStatisticsMessage()
+        message.windowSeconds = Float(seconds)
+        message.frames = UInt64(frames)
+        message.processed = UInt64(processed)
+        message.dropped = dropped.sorted { $0.key < $1.key }.map {
+            var count = DropCount()
+            count.reason = $0.key
+            count.count = UInt64($0.value)
+            return count
+        }
+        message.late = late
+        message.duplicates = duplicates
+        message.fps = Float(fps)
+        if let latencyP50 { message.latencyP50Ms = Float(latencyP50) }
+        if let latencyP99 { message.latencyP99Ms = Float(latencyP99) }
+        message.nextSeq = nextSeq
+        return message
     }
 }

@@ -26,5 +26,8 @@ public struct DropReason: RawRepresentable, Hashable, Sendable, CustomStringConv
     /// The reorder buffer held more than `--max-pending` results while waiting for this frame.
     public static let overflow = DropReason("overflow")
 
+    /// The frame's epoch was replaced by a newer one before anything of the old epoch was known (SPEC.md 9.6).
+    public static let epochReplaced = DropReason("epoch-replaced")
+
     public var description: String { rawValue }
 }

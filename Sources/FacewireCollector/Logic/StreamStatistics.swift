@@ -1,5 +1,3 @@
-import FacewireProtocol
-
 /// What one stream did in one reporting window: the collector logs it every `--stats-interval` seconds.
 ///
 /// Pure bookkeeping: the caller records each emitted frame and asks for a ``Report`` when the window closes.
@@ -29,27 +27,6 @@ public struct StreamStatistics: Sendable {
             ]
             if let latencyP50, let latencyP99 { parts.append("latency p50 \(Self.format(latencyP50, 1)) ms p99 \(Self.format(latencyP99, 1)) ms") }
             return parts.joined(separator: ", ")
-        }
-
-        /// The report as the results stream carries it, with the stream's next sequence.
-        public func message(nextSeq: UInt64) -> StreamStatisticsMessage {
-            var message = StreamStatisticsMessage()
-            message.windowSeconds = Float(seconds)
-            message.frames = UInt64(frames)
-            message.processed = UInt64(processed)
-            message.dropped = dropped.sorted { $0.key < $1.key }.map {
-                var count = DropCount()
-                count.reason = $0.key
-                count.count = UInt64($0.value)
-                return count
-            }
-            message.late = late
-            message.duplicates = duplicates
-            message.fps = Float(fps)
-            if let latencyP50 { message.latencyP50Ms = Float(latencyP50) }
-            if let latencyP99 { message.latencyP99Ms = Float(latencyP99) }
-            message.nextSeq = nextSeq
-            return message
         }
 
         static func format(_ value: Double, _ decimals: Int) -> String {

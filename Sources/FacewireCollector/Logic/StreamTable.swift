@@ -1,0 +1,144 @@
+/// Every open (stream, epoch) of a collector, each with its ``ReorderBuffer``, and the rules that tie epochs of one
+/// stream together (SPEC.md 9.6): a newer epoch ends the older ones, messages of an epoch older than the newest are
+/// refused, and an epoch whose end was published stays closed (its stragglers are refused, not reopened).
+///
+/// Pure: no sockets and no clock; the caller passes monotonic nanoseconds. ``CollectorNode`` keeps its per-stream
+/// tracking and statistics beside it, keyed by ``Key``.
+public struct StreamTable<Payload> {
+    public typealias Emission = ReorderBuffer<Payload>.Emission
+
+    /// One (stream, epoch).
+    public struct Key: Hashable, Comparable, Sendable, CustomStringConvertible {
+        public var stream: String
+        public var epoch: UInt64
+
+        public init(stream: String, epoch: UInt64) {
+            self.stream = stream
+            self.epoch = epoch
+        }
+
+        public static func < (a: Key, b: Key) -> Bool { (a.stream, a.epoch) < (b.stream, b.epoch) }
+        public var description: String { "\(stream)/\(epoch)" }
+    }
+
+    /// What a capture node or a worker can say about a (stream, epoch).
+    public enum Input {
+        case hello(nextSeq: UInt64)
+        case result(seq: UInt64, payload: Payload)
+        case skip(firstSeq: UInt64, count: UInt64, reason: DropReason)
+        case end(nextSeq: UInt64)
+    }
+
+    /// Why an input was refused without reaching any buffer.
+    public enum Rejection: Equatable, Sendable {
+        /// A newer epoch of the stream is already open or was seen (a straggler of a replaced capture node).
+        case staleEpoch
+        /// The epoch already published its end.
+        case afterEnd
+    }
+
+    /// What one input did.
+    public struct Outcome {
+        /// Set when the input was refused; nothing was emitted then.
+        public var rejected: Rejection?
+        /// The key the input opened, if it was the first of its (stream, epoch).
+        public var opened: Key?
+        /// Older epochs of the stream that this input's (newer) epoch ended.
+        public var replaced: [Key] = []
+        /// What became ready, per key, in the order to publish it (replaced epochs first).
+        public var emissions: [(key: Key, emissions: [Emission])] = []
+    }
+
+    public let maxDelay: UInt64
+    public let maxPending: Int
+    /// How long an ended (stream, epoch) is remembered, refusing its stragglers, in nanoseconds.
+    public let endedMemory: UInt64
+
+    private var buffers: [Key: ReorderBuffer<Payload>] = [:]
+    /// The newest epoch seen per stream.
+    private var newestEpoch: [String: UInt64] = [:]
+    /// Epochs whose end was emitted, with when.
+    private var ended: [Key: UInt64] = [:]
+
+    public init(maxDelayNanoseconds: UInt64, maxPending: Int, endedMemoryNanoseconds: UInt64 = 3_600_000_000_000) {
+        maxDelay = maxDelayNanoseconds
+        self.maxPending = maxPending
+        endedMemory = endedMemoryNanoseconds
+    }
+
+    /// The open keys, sorted.
+    public var openKeys: [Key] { buffers.keys.sorted() }
+
+    /// The buffer of an open key (for its head and counters).
+    public func buffer(_ key: Key) -> ReorderBuffer<Payload>? { buffers[key] }
+
+    /// The earliest time a ``tick(at:)`` would emit something.
+    public var nextDeadline: UInt64? { buffers.values.compactMap(\.nextDeadline).min() }
+
+    /// How many ended keys are remembered (bounded by ``endedMemory``).
+    public var rememberedEndCount: Int { ended.count }
+
+    /// Applies one input for (stream, epoch) at `now`.
+    public mutating func apply(_ input: Input, stream: String, epoch: UInt64, at now: UInt64) -> Outcome {
+        var outcome = Outcome()
+        let key = Key(stream: stream, epoch: epoch)
+        if buffers[key] == nil {
+            if ended[key] != nil {
+                outcome.rejected = .afterEnd
+                return outcome
+            }
+            if let newest = newestEpoch[stream], epoch < newest {
+                outcome.rejected = .staleEpoch
+                return outcome
+            }
+            // A newer epoch: the capture node restarted. What the old one sent and the collector knows of is still
+            // waited for; an old epoch the collector knows nothing of is closed at once.
+            for oldKey in openKeys where oldKey.stream == stream {
+                outcome.replaced.append(oldKey)
+                let emissions = update(oldKey, now: now) { buffer in
+                    if let highest = buffer.highestKnownSeq {
+                        return buffer.end(nextSeq: highest + 1, at: now)
+                    }
+                    return buffer.flush(reason: .epochReplaced)
+                }
+                if !emissions.isEmpty { outcome.emissions.append((oldKey, emissions)) }
+            }
+            newestEpoch[stream] = epoch
+            buffers[key] = ReorderBuffer(maxDelayNanoseconds: maxDelay, maxPending: maxPending)
+            outcome.opened = key
+        }
+        let emissions = update(key, now: now) { buffer in
+            switch input {
+            case .hello(let nextSeq): buffer.noteHello(nextSeq: nextSeq, at: now)
+            case .result(let seq, let payload): buffer.receive(seq: seq, payload: payload, at: now)
+            case .skip(let firstSeq, let count, let reason): buffer.skip(firstSeq: firstSeq, count: count, reason: reason, at: now)
+            case .end(let nextSeq): buffer.end(nextSeq: nextSeq, at: now)
+            }
+        }
+        if !emissions.isEmpty { outcome.emissions.append((key, emissions)) }
+        return outcome
+    }
+
+    /// Gives up on missing frames whose wait is over, in every open key.
+    public mutating func tick(at now: UInt64) -> [(key: Key, emissions: [Emission])] {
+        var out: [(key: Key, emissions: [Emission])] = []
+        for key in openKeys {
+            let emissions = update(key, now: now) { $0.tick(at: now) }
+            if !emissions.isEmpty { out.append((key, emissions)) }
+        }
+        return out
+    }
+
+    private mutating func update(_ key: Key, now: UInt64, _ body: (inout ReorderBuffer<Payload>) -> [Emission]) -> [Emission] {
+        guard var buffer = buffers[key] else { return [] }
+        let emissions = body(&buffer)
+        if buffer.isFinished {
+            buffers[key] = nil
+            ended = ended.filter { now &- $0.value < endedMemory }
+            ended[key] = now
+        } else {
+            buffers[key] = buffer
+        }
+        return emissions
+    }
+}

@@ -1,0 +1,198 @@
+import Testing
+
+@testable import FacewireCollector
+
+/// Randomized runs of the collector's whole ordering state, several streams and capture-node restarts included:
+/// each stream goes through one to four epochs; a restarted capture node's stragglers keep arriving after the new
+/// epoch began, and an old epoch may or may not have sent its end. Frames are lost, skipped, delayed and duplicated as
+/// in the buffer's own properties. Every run is reproducible from its seed.
+@Suite("StreamTable properties (epochs and restarts)")
+struct StreamTablePropertyTests {
+    typealias Table = StreamTable<String>
+    typealias Key = Table.Key
+    static let maxDelay = ms(100)
+    static let maxPending = 32
+
+    struct Sent {
+        var time: UInt64
+        var key: Key
+        var input: Table.Input
+    }
+
+    struct Scenario {
+        var inputs: [Sent] = []
+        /// Frames numbered per key (the capture node's count, whether sent, lost or skipped).
+        var numbered: [Key: UInt64] = [:]
+        var resultsSent = 0
+    }
+
+    static func payload(_ key: Key, _ seq: UInt64) -> String { "\(key.stream)/\(key.epoch)/\(seq)" }
+
+    static func makeScenario(seed: UInt64) -> Scenario {
+        var rng = SplitMix64(seed: seed)
+        var scenario = Scenario()
+        let interval = ms(10)
+        for stream in ["a", "b", "c"].prefix(Int.random(in: 1...3, using: &rng)) {
+            var start = UInt64.random(in: 0..<ms(50), using: &rng)
+            var epoch = UInt64.random(in: 1...1000, using: &rng)
+            let epochs = Int.random(in: 1...4, using: &rng)
+            for index in 0..<epochs {
+                let key = Key(stream: stream, epoch: epoch)
+                let isLast = index == epochs - 1
+                let frames = UInt64.random(in: 1...60, using: &rng)
+                // A restarted node may be killed before it numbered all its frames: the next epoch starts early.
+                let killedAt: UInt64? = isLast || Bool.random(using: &rng) ? nil : UInt64.random(in: 0..<frames, using: &rng)
+                let numbered = killedAt ?? frames
+                scenario.numbered[key] = numbered
+                if Int.random(in: 0..<100, using: &rng) < 70 {
+                    scenario.inputs.append(Sent(time: start, key: key, input: .hello(nextSeq: 0)))
+                }
+                var seq: UInt64 = 0
+                while seq < numbered {
+                    let sentAt = start + seq * interval + UInt64.random(in: 0..<ms(1), using: &rng)
+                    let fate = Int.random(in: 0..<100, using: &rng)
+                    if fate < 8 {
+                        seq += 1  // lost
+                    } else if fate < 14 {
+                        let count = min(UInt64.random(in: 1...4, using: &rng), numbered - seq)
+                        scenario.inputs.append(Sent(time: sentAt, key: key, input: .skip(firstSeq: seq, count: count, reason: "no-worker")))
+                        seq += count
+                    } else {
+                        let bucket = Int.random(in: 0..<100, using: &rng)
+                        let latency: UInt64 =
+                            if bucket < 70 { UInt64.random(in: 0..<ms(30), using: &rng) }
+                            else if bucket < 90 { UInt64.random(in: ms(30)..<ms(150), using: &rng) }
+                            else { UInt64.random(in: ms(150)..<ms(400), using: &rng) }
+                        let copies = Int.random(in: 0..<100, using: &rng) < 5 ? 2 : 1
+                        for copy in 0..<copies {
+                            let extra = copy == 0 ? 0 : UInt64.random(in: 0..<ms(200), using: &rng)
+                            scenario.inputs.append(
+                                Sent(time: sentAt + latency + extra, key: key, input: .result(seq: seq, payload: payload(key, seq))))
+                            scenario.resultsSent += 1
+                        }
+                        seq += 1
+                    }
+                }
+                let stopAt = start + numbered * interval + ms(1)
+                if killedAt == nil {
+                    scenario.inputs.append(Sent(time: stopAt, key: key, input: .end(nextSeq: numbered)))
+                }
+                // The next epoch: a restart shortly after this node stopped (or was killed), possibly while its
+                // results are still on their way.
+                start = stopAt + UInt64.random(in: 0..<ms(120), using: &rng)
+                epoch += UInt64.random(in: 1...1_000_000, using: &rng)
+            }
+        }
+        scenario.inputs = scenario.inputs.enumerated()
+            .sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }
+            .map(\.element)
+        return scenario
+    }
+
+    @Test("many streams, restarts and stragglers: ordered, exactly once, every epoch ended, nothing lost silently",
+          arguments: 0..<120 as Range<UInt64>)
+    func invariants(seed: UInt64) {
+        let scenario = Self.makeScenario(seed: seed)
+        var table = Table(maxDelayNanoseconds: Self.maxDelay, maxPending: Self.maxPending)
+        var emitted: [Key: [Table.Emission]] = [:]
+        var opened: [Key] = []
+        var replacedAt: [Key: UInt64] = [:]
+        var endedAt: [Key: UInt64] = [:]
+        var rejectedResults = 0
+
+        func record(_ batches: [(key: Key, emissions: [Table.Emission])], at now: UInt64) {
+            for (key, emissions) in batches {
+                #expect(endedAt[key] == nil, "seed \(seed): \(key) emitted after its end")
+                emitted[key, default: []] += emissions
+                if emissions.contains(where: { if case .end = $0 { true } else { false } }) { endedAt[key] = now }
+            }
+        }
+
+        var index = 0
+        var now: UInt64 = 0
+        let lastInput = scenario.inputs.last?.time ?? 0
+        while now <= lastInput + 4 * Self.maxDelay {
+            while index < scenario.inputs.count, scenario.inputs[index].time <= now {
+                let sent = scenario.inputs[index]
+                index += 1
+                let outcome = table.apply(sent.input, stream: sent.key.stream, epoch: sent.key.epoch, at: now)
+                if outcome.rejected != nil {
+                    #expect(outcome.emissions.isEmpty && outcome.opened == nil)
+                    if case .result = sent.input { rejectedResults += 1 }
+                }
+                if let key = outcome.opened {
+                    #expect(!opened.contains(key), "seed \(seed): \(key) opened twice")
+                    // Never a key of an older epoch than one already opened for the stream.
+                    #expect(!opened.contains { $0.stream == key.stream && $0.epoch > key.epoch }, "seed \(seed): \(key) reopened an old epoch")
+                    opened.append(key)
+                }
+                for old in outcome.replaced { replacedAt[old] = replacedAt[old] ?? now }
+                record(outcome.emissions, at: now)
+            }
+            for key in table.openKeys {
+                #expect((table.buffer(key)?.pendingCount ?? 0) <= Self.maxPending, "seed \(seed): memory bound")
+            }
+            record(table.tick(at: now), at: now)
+            now += ms(1)
+        }
+
+        #expect(table.openKeys.isEmpty, "seed \(seed): still open at the end: \(table.openKeys)")
+        var accounted = 0
+        for key in opened {
+            let out = emitted[key] ?? []
+            // Exactly one end, last.
+            let ends = out.indices.filter { if case .end = out[$0] { true } else { false } }
+            #expect(ends == [out.count - 1], "seed \(seed): \(key) ends at \(ends) of \(out.count)")
+            // Consecutive sequences, each once, never beyond what the capture node numbered.
+            let seqs = out.compactMap(\.seq)
+            if let first = seqs.first {
+                #expect(seqs == Array(first..<(first + UInt64(seqs.count))), "seed \(seed): \(key) out of order")
+                #expect(seqs.last! < (scenario.numbered[key] ?? 0), "seed \(seed): \(key) emitted beyond its frames")
+            }
+            for emission in out {
+                if case .frame(let seq, let payload) = emission {
+                    #expect(payload == Self.payload(key, seq), "seed \(seed): wrong payload at \(key) \(seq)")
+                }
+                if case .end(let counters) = emission {
+                    #expect(counters.emitted == counters.processed + counters.dropped)
+                    #expect(counters.emitted == UInt64(seqs.count))
+                    accounted += Int(counters.processed + counters.late + counters.duplicates)
+                }
+            }
+            // A replaced epoch ends within --max-delay of its replacement (plus the tick).
+            if let replaced = replacedAt[key], let ended = endedAt[key] {
+                #expect(ended <= replaced + Self.maxDelay + ms(1), "seed \(seed): \(key) took \(ended - replaced) ns to end after replacement")
+            }
+        }
+        // Nothing lost silently: every result sent was emitted, counted late or duplicate by its epoch, or refused
+        // (a straggler of a replaced or ended epoch).
+        #expect(accounted + rejectedResults == scenario.resultsSent, "seed \(seed): \(accounted) + \(rejectedResults) != \(scenario.resultsSent)")
+    }
+
+    @Test("an ended epoch stays ended: its stragglers are refused and counted, never reopen it")
+    func endedEpochStaysEnded() {
+        var table = Table(maxDelayNanoseconds: Self.maxDelay, maxPending: Self.maxPending)
+        let key = Key(stream: "s", epoch: 5)
+        _ = table.apply(.hello(nextSeq: 0), stream: "s", epoch: 5, at: 0)
+        _ = table.apply(.result(seq: 0, payload: "x"), stream: "s", epoch: 5, at: 1)
+        let end = table.apply(.end(nextSeq: 1), stream: "s", epoch: 5, at: 2)
+        #expect(end.emissions.contains { $0.key == key })
+        #expect(table.openKeys.isEmpty)
+        #expect(table.apply(.result(seq: 0, payload: "x"), stream: "s", epoch: 5, at: 3).rejected == .afterEnd)
+        // A newer epoch opens; the older one is then refused as stale, whether or not it ended.
+        #expect(table.apply(.hello(nextSeq: 0), stream: "s", epoch: 9, at: 4).opened == Key(stream: "s", epoch: 9))
+        #expect(table.apply(.result(seq: 3, payload: "y"), stream: "s", epoch: 7, at: 5).rejected == .staleEpoch)
+        #expect(table.openKeys == [Key(stream: "s", epoch: 9)])
+    }
+
+    @Test("a newer epoch closes an old one that knew nothing at once, with epoch-replaced drops up to its end")
+    func unknownOldEpochClosesAtOnce() {
+        var table = Table(maxDelayNanoseconds: Self.maxDelay, maxPending: Self.maxPending)
+        _ = table.apply(.hello(nextSeq: 0), stream: "s", epoch: 1, at: 0)
+        let outcome = table.apply(.hello(nextSeq: 0), stream: "s", epoch: 2, at: ms(5))
+        #expect(outcome.replaced == [Key(stream: "s", epoch: 1)])
+        let old = outcome.emissions.first { $0.key == Key(stream: "s", epoch: 1) }
+        #expect(old.map { render($0.emissions) } == ["E"])
+        #expect(table.openKeys == [Key(stream: "s", epoch: 2)])
+    }
+}
