@@ -62,11 +62,7 @@ struct ReorderBufferPropertyTests {
                 inputs.append((sentAt, .skip(first: seq, count: count)))
                 seq += count
             } else {
-                let bucket = Int.random(in: 0..<100, using: &rng)
-                let latency: UInt64 =
-                    if bucket < 70 { UInt64.random(in: 0..<ms(30), using: &rng) }
-                    else if bucket < 90 { UInt64.random(in: ms(30)..<ms(150), using: &rng) }
-                    else { UInt64.random(in: ms(150)..<ms(400), using: &rng) }
+                let latency = workerLatency(using: &rng)
                 inputs.append((sentAt + latency, .result(seq)))
                 scenario.firstArrival[seq] = sentAt + latency
                 scenario.deliveries += 1

@@ -45,3 +45,11 @@ struct SplitMix64: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// A worker's result latency: 70% under 30 ms, 20% up to 150 ms, 10% far beyond a 100 ms `maxDelay` (up to 400 ms).
+func workerLatency(using rng: inout SplitMix64) -> UInt64 {
+    let bucket = Int.random(in: 0..<100, using: &rng)
+    if bucket < 70 { return UInt64.random(in: 0..<ms(30), using: &rng) }
+    if bucket < 90 { return UInt64.random(in: ms(30)..<ms(150), using: &rng) }
+    return UInt64.random(in: ms(150)..<ms(400), using: &rng)
+}

@@ -58,11 +58,7 @@ struct StreamTablePropertyTests {
                         scenario.inputs.append(Sent(time: sentAt, key: key, input: .skip(firstSeq: seq, count: count, reason: "no-worker")))
                         seq += count
                     } else {
-                        let bucket = Int.random(in: 0..<100, using: &rng)
-                        let latency: UInt64 =
-                            if bucket < 70 { UInt64.random(in: 0..<ms(30), using: &rng) }
-                            else if bucket < 90 { UInt64.random(in: ms(30)..<ms(150), using: &rng) }
-                            else { UInt64.random(in: ms(150)..<ms(400), using: &rng) }
+                        let latency = workerLatency(using: &rng)
                         let copies = Int.random(in: 0..<100, using: &rng) < 5 ? 2 : 1
                         for copy in 0..<copies {
                             let extra = copy == 0 ? 0 : UInt64.random(in: 0..<ms(200), using: &rng)
