@@ -114,6 +114,7 @@ let package = Package(
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "FacewireProtocolTests", dependencies: ["FacewireProtocol", "FacewireTail"]),
+        .testTarget(name: "FacewireTailTests", dependencies: ["FacewireTail"]),
         .testTarget(name: "FacewireImageTests", dependencies: ["FacewireImage"]),
         .testTarget(
             name: "FacewireDetectionTests",

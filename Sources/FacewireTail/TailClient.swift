@@ -29,6 +29,8 @@ public final class TailClient: @unchecked Sendable {
 
     public let configuration: Configuration
     private let logger: Logger
+    /// Frames that never reached this subscriber (sequence gaps), counted and logged as a warning.
+    public private(set) var gaps = GapDetector()
     private let context = ZMQContext()
 
     public init(configuration: Configuration, logger: Logger) {
@@ -82,7 +84,18 @@ public final class TailClient: @unchecked Sendable {
                 logger.warning("malformed stream message")
                 continue
             }
-            if message.body == nil { continue }  // heartbeat
+            switch message.body {
+            case nil: continue  // heartbeat
+            case .frame(let frame):
+                let missed = gaps.observe(stream: frame.stream, epoch: frame.epoch, seq: frame.seq)
+                if missed > 0 {
+                    logger.warning("frames missed: this subscriber fell behind and the collector's PUB socket dropped them (use the collector's --output for a lossless copy)", metadata: [
+                        "stream": "\(frame.stream)", "missed": "\(missed)", "before": "\(frame.seq)", "missed_total": "\(gaps.missed)",
+                    ])
+                }
+            case .end: gaps.finish(stream: message.stream, epoch: message.epoch)
+            default: break
+            }
             if onMessage(message) == .stop { return }
         }
     }

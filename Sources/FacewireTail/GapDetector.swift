@@ -1,0 +1,31 @@
+/// Notices frames a subscriber never received. The collector publishes every sequence of a (stream, epoch) exactly
+/// once and in order, so a jump in `seq` on a subscriber means ZeroMQ's PUB socket dropped messages for it (it does
+/// so silently when a subscriber falls more than its high-water mark behind); the subscriber is the one place where
+/// this can be counted.
+public struct GapDetector: Sendable {
+    private struct Key: Hashable {
+        var stream: String
+        var epoch: UInt64
+    }
+
+    private var next: [Key: UInt64] = [:]
+    /// Frames missed so far, over all streams.
+    public private(set) var missed: UInt64 = 0
+
+    public init() {}
+
+    /// Notes a frame; returns how many frames of its (stream, epoch) were missed just before it (0 normally).
+    /// The first frame seen of a (stream, epoch) starts it, wherever it is (a subscriber may join mid-stream).
+    public mutating func observe(stream: String, epoch: UInt64, seq: UInt64) -> UInt64 {
+        let key = Key(stream: stream, epoch: epoch)
+        defer { next[key] = max(next[key] ?? 0, seq &+ 1) }
+        guard let expected = next[key], seq > expected else { return 0 }
+        missed += seq - expected
+        return seq - expected
+    }
+
+    /// Forgets a (stream, epoch) whose end was received.
+    public mutating func finish(stream: String, epoch: UInt64) {
+        next[Key(stream: stream, epoch: epoch)] = nil
+    }
+}
