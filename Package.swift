@@ -34,6 +34,10 @@ let package = Package(
             providers: [.apt(["libturbojpeg0-dev"])]
         ),
         .target(
+            name: "CV4L2",
+            linkerSettings: [.linkedLibrary("v4l2")]
+        ),
+        .target(
             name: "COpenCV",
             cxxSettings: [.unsafeFlags(["-I/usr/include/opencv4"])],
             linkerSettings: openCVLibraries
@@ -69,7 +73,7 @@ let package = Package(
         .target(
             name: "FacewireCapture",
             dependencies: [
-                "ZeroMQ", "FacewireRuntime", "FacewireProtocol", "COpenCV", "FacewireImage",
+                "ZeroMQ", "FacewireRuntime", "FacewireProtocol", "COpenCV", "FacewireImage", "CV4L2",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -122,7 +126,7 @@ let package = Package(
             exclude: ["Fixtures"]
         ),
         .testTarget(name: "FacewireWorkerTests", dependencies: ["FacewireWorker", "FacewireDetection", "FacewireProtocol", "FacewireImage"]),
-        .testTarget(name: "FacewireCaptureTests", dependencies: ["FacewireCapture", "FacewireImage"]),
+        .testTarget(name: "FacewireCaptureTests", dependencies: ["FacewireCapture", "FacewireImage", "FacewireRuntime", "FacewireProtocol"]),
         .testTarget(name: "FacewireCollectorTests", dependencies: ["FacewireCollector", "FacewireProtocol", "FacewireRuntime", "ZeroMQ"]),
         .testTarget(
             name: "FacewireIntegrationTests",

@@ -1,3 +1,4 @@
+import FacewireImage
 import FacewireProtocol
 
 /// How a capture node reads, paces and publishes frames.
@@ -39,6 +40,16 @@ public struct CaptureConfiguration: Sendable {
     public var epoch: UInt64
     /// The stream's detection settings, sent in every frame header; `nil` leaves them to each worker.
     public var settings: DetectionSettings?
+    /// What to ask a camera for (`--size`, `--camera-fps`).
+    public var camera = V4L2Camera.Settings()
+    /// `--max-fps`: frames beyond this rate (by capture time) are never numbered or sent. Nil: no limit.
+    public var maxFPS: Double?
+    /// `--orientation`: the EXIF orientation sent with every frame, overriding what the source says.
+    public var orientation: Orientation?
+    /// Seconds between the capture statistics lines on the log (0: none).
+    public var statisticsIntervalSeconds: Double = 5
+    /// Seconds between attempts to reopen a camera that disappeared.
+    public var reopenIntervalSeconds: Double = 1
 
     public init(
         source: String,

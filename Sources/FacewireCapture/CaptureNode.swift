@@ -28,7 +28,9 @@ public final class CaptureNode: @unchecked Sendable {
 
     /// Reads and publishes until the source ends (then tells the collector) or `stop` is set.
     public func run(stop: StopToken) throws {
-        let source = try openFrameSource(configuration.source, loop: configuration.loop, jpegQuality: configuration.jpegQuality)
+        let source = try openFrameSource(
+            configuration.source, loop: configuration.loop, jpegQuality: configuration.jpegQuality, camera: configuration.camera,
+            counters: counters)
         // No context shutdown on stop: every wait here wakes up at least every 100 ms to look at `stop`, so the
         // node can still tell the collector where its stream ended.
 
@@ -37,6 +39,9 @@ public final class CaptureNode: @unchecked Sendable {
         boundEndpoint = bound
         let advertised = configuration.advertise ?? bound
         logger.info("capture publishing", metadata: ["stream": "\(configuration.stream)", "endpoint": "\(bound)", "source": "\(source.description)"])
+        if ProcessInfo.processInfo.environment[V4L2Backends.simulationVariable].map({ !$0.isEmpty }) == true, source is V4L2Camera {
+            logger.notice("the camera is SIMULATED (\(V4L2Backends.simulationVariable) is set)")
+        }
 
         var control: ZMQSocket?
         if let collector = configuration.collector {
@@ -46,6 +51,7 @@ public final class CaptureNode: @unchecked Sendable {
             try socket.connect(collector)
             control = socket
         }
+        var epoch = configuration.epoch
         var nextSeq: UInt64 = 0
         var lastHello: UInt64 = 0
         func sendControl(_ body: Envelope.OneOf_Body) {
@@ -63,7 +69,7 @@ public final class CaptureNode: @unchecked Sendable {
             hello.role = .capture
             hello.nodeID = defaultNodeID()
             hello.stream = configuration.stream
-            hello.epoch = configuration.epoch
+            hello.epoch = epoch
             hello.frameEndpoint = advertised
             hello.nextSeq = nextSeq
             sendControl(.hello(hello))
@@ -75,7 +81,7 @@ public final class CaptureNode: @unchecked Sendable {
             guard let skip = pendingSkip else { return }
             var skipped = Skipped()
             skipped.stream = configuration.stream
-            skipped.epoch = configuration.epoch
+            skipped.epoch = epoch
             skipped.firstSeq = skip.first
             skipped.count = skip.count
             skipped.reason = "no-worker"
@@ -83,19 +89,42 @@ public final class CaptureNode: @unchecked Sendable {
             sendControl(.skipped(skipped))
             pendingSkip = nil
         }
+        func sendEnd() {
+            flushSkips()
+            var end = StreamEnd()
+            end.stream = configuration.stream
+            end.epoch = epoch
+            end.nextSeq = nextSeq
+            sendControl(.end(end))
+        }
 
+        var statistics = CaptureStatistics(now: Clock.monotonicNanoseconds())
+        let statisticsInterval = UInt64(max(0, configuration.statisticsIntervalSeconds) * 1e9)
         func helloIfDue() {
-            if Clock.monotonicNanoseconds() - lastHello > UInt64(Wire.helloIntervalMilliseconds) * 1_000_000 {
+            let now = Clock.monotonicNanoseconds()
+            if now - lastHello > UInt64(Wire.helloIntervalMilliseconds) * 1_000_000 {
                 flushSkips()
                 hello()
             }
+            if statisticsInterval > 0, now - statistics.windowStart >= statisticsInterval {
+                let report = statistics.report(counters: counters, now: now)
+                logger.info("capture statistics", metadata: ["stream": "\(configuration.stream)", "figures": "\(report)"])
+            }
         }
 
+        let live = source as? LiveFrameSource
         let fps: Double? = switch configuration.pacing {
-        case .realTime: source.nominalFPS ?? 30
-        case .fixed(let rate): rate
+        case .realTime: live == nil ? source.nominalFPS ?? 30 : nil
+        case .fixed(let rate): live == nil ? rate : nil
         case .asFastAsPossible: nil
         }
+        // A live source (camera, pipe) paces itself; with --fps max it is read only when a worker is idle, which
+        // holds a pipe's writer back instead of dropping.
+        let waitsForWorkers = configuration.pacing == .asFastAsPossible
+        if live != nil, case .fixed = configuration.pacing {
+            logger.warning("--fps is ignored for a live source, which sets its own pace; use --max-fps to send fewer frames")
+        }
+        var rateLimit = configuration.maxFPS.map { RateLimit(maxFPS: $0) }
         let start = Clock.monotonicNanoseconds()
         /// A numbered frame ready to go: its parts, sequence and capture time.
         typealias Outgoing = (parts: [[UInt8]], seq: UInt64, captureTime: Int64)
@@ -106,6 +135,7 @@ public final class CaptureNode: @unchecked Sendable {
         }
         func dropAtSource(_ frame: Outgoing) {
             counters.add("frames_dropped_at_source")
+            counters.add("frames_dropped_no-worker")
             if let skip = pendingSkip, skip.first + skip.count == frame.seq {
                 pendingSkip = (skip.first, skip.count + 1, skip.time)
             } else {
@@ -125,10 +155,47 @@ public final class CaptureNode: @unchecked Sendable {
         // (reported to the collector) when that next frame replaces it. Latency stays under one frame interval,
         // and a worker that finishes just after a frame arrived still gets it.
         var held: Outgoing?
-        var index: UInt64 = 0
+        /// Waits for a live source's next frame, meanwhile offering the held frame. False when stopped.
+        func awaitLiveFrame(_ live: LiveFrameSource) throws -> Bool {
+            while !stop.isStopped {
+                if let frame = held, try offer(frame) { held = nil }
+                if try live.waitForFrame(timeoutMilliseconds: held == nil ? 100 : 5) { return true }
+                helloIfDue()
+            }
+            return false
+        }
+        /// A camera that disappeared: end the epoch, wait for it to come back, start a new epoch.
+        func recover(from error: FrameSourceError) throws -> Bool {
+            guard let camera = source as? V4L2Camera else { return false }
+            counters.add("camera_lost")
+            if let frame = held { dropAtSource(frame) }
+            held = nil
+            sendEnd()
+            logger.error("camera lost; retrying", metadata: ["error": "\(error)", "frames": "\(nextSeq)", "every": "\(configuration.reopenIntervalSeconds) s"])
+            while !stop.isStopped {
+                stop.sleep(seconds: configuration.reopenIntervalSeconds)
+                if stop.isStopped { return false }
+                do {
+                    try camera.reopen()
+                } catch {
+                    logger.debug("camera still gone", metadata: ["error": "\(error)"])
+                    continue
+                }
+                epoch = max(UInt64(Clock.wallMicroseconds()), epoch + 1)
+                nextSeq = 0
+                counters.add("camera_reopened")
+                logger.notice("camera back: a new epoch begins", metadata: ["source": "\(camera.description)", "epoch": "\(epoch)"])
+                hello()
+                return true
+            }
+            return false
+        }
+
+        var index: UInt64 = 0  // frames read (the pacing clock)
+        var numbered: UInt64 = 0  // frames numbered over all epochs (--frames)
         do {
             while !stop.isStopped {
-                if let maxFrames = configuration.maxFrames, index >= maxFrames { break }
+                if let maxFrames = configuration.maxFrames, numbered >= maxFrames { break }
                 if let fps {
                     let due = start + UInt64(Double(index) / fps * 1e9)
                     while !stop.isStopped, Clock.monotonicNanoseconds() < due {
@@ -145,7 +212,7 @@ public final class CaptureNode: @unchecked Sendable {
                         }
                         helloIfDue()
                     }
-                } else if nextSeq > 0 {
+                } else if waitsForWorkers, nextSeq > 0 || index > 0 {
                     // Unpaced: read the next frame only once a worker is idle, so its capture time is when work
                     // can start and nothing waits at the source.
                     guard try frames.awaitIdleWorker(stop: stop, whileWaiting: helloIfDue) else { break }
@@ -153,28 +220,45 @@ public final class CaptureNode: @unchecked Sendable {
                 helloIfDue()
                 let frame: SourceFrame
                 do {
+                    if let live, !waitsForWorkers {
+                        guard try awaitLiveFrame(live) else { break }
+                    }
                     guard let next = try source.next() else { break }
                     frame = next
+                } catch let error as FrameSourceError where error.code == .deviceLost {
+                    guard try recover(from: error) else { break }
+                    continue
                 } catch {
                     counters.add("source_errors")
                     logger.error("source failed", metadata: ["error": "\(error)"])
                     throw error
                 }
                 index += 1
+                counters.add("frames_captured")
+                let captureTime = frame.captureTimeUs ?? Clock.wallMicroseconds()
+                if var limit = rateLimit {
+                    let keep = limit.keep(timeMicroseconds: captureTime)
+                    rateLimit = limit
+                    guard keep else {
+                        counters.add("frames_over_max_fps")
+                        continue
+                    }
+                }
                 var header = FrameHeader()
                 header.version = Wire.version
                 header.stream = configuration.stream
-                header.epoch = configuration.epoch
+                header.epoch = epoch
                 header.seq = nextSeq
-                header.captureTimeUs = Clock.wallMicroseconds()
+                header.captureTimeUs = captureTime
                 header.width = UInt32(frame.width)
                 header.height = UInt32(frame.height)
-                header.orientation = UInt32(frame.orientation.rawValue)
+                header.orientation = UInt32((configuration.orientation ?? frame.orientation).rawValue)
                 if let settings = configuration.settings { header.settings = settings }
-                if fps != nil, configuration.maxAgeMilliseconds > 0 {
+                if !waitsForWorkers, configuration.maxAgeMilliseconds > 0 {
                     header.deadlineUs = header.captureTimeUs + Int64(configuration.maxAgeMilliseconds) * 1000
                 }
                 header.sentTimeUs = Clock.wallMicroseconds()
+                numbered += 1
                 let outgoing: Outgoing = (try FrameMessage(header: header, jpeg: frame.jpeg).parts(), nextSeq, header.captureTimeUs)
                 nextSeq += 1
                 if let previous = held {
@@ -182,8 +266,8 @@ public final class CaptureNode: @unchecked Sendable {
                     if try !offer(previous) { dropAtSource(previous) }
                     held = nil
                 }
-                if fps == nil || outgoing.seq == 0 {
-                    // The first frame, and every frame of an unpaced source, waits for an idle worker.
+                if waitsForWorkers || (live == nil && outgoing.seq == 0) {
+                    // The first frame of a timed source, and every frame of an unpaced one, waits for an idle worker.
                     guard let worker = try frames.dispatch(outgoing.parts, wait: true, stop: stop, whileWaiting: helloIfDue)
                     else { break }
                     markDispatched(outgoing, to: worker)
@@ -192,8 +276,8 @@ public final class CaptureNode: @unchecked Sendable {
                 }
             }
             // The source ended: the held frame may still go to a worker that frees up within one frame interval.
-            if let frame = held, let fps {
-                let deadline = Clock.monotonicNanoseconds() + UInt64(1e9 / fps)
+            if let frame = held {
+                let deadline = Clock.monotonicNanoseconds() + UInt64(1e9 / (fps ?? 30))
                 while !stop.isStopped, Clock.monotonicNanoseconds() < deadline {
                     if try offer(frame) {
                         held = nil
@@ -206,13 +290,8 @@ public final class CaptureNode: @unchecked Sendable {
             // The context was shut down: fall through and report what was numbered.
         }
         if let frame = held { dropAtSource(frame) }
-        flushSkips()
         // Also when stopped by a signal: the collector then knows the last sequence and can finish the stream.
-        var end = StreamEnd()
-        end.stream = configuration.stream
-        end.epoch = configuration.epoch
-        end.nextSeq = nextSeq
-        sendControl(.end(end))
+        sendEnd()
         logger.info("capture finished", metadata: ["stream": "\(configuration.stream)", "frames": "\(nextSeq)", "counters": "\(counters.summary)"])
         control?.close()
         frames.close()

@@ -88,13 +88,7 @@ public final class JPEGEncoder {
         }
         let samp: TJSAMP = format == .grey ? TJSAMP_GRAY : subsampling.turbo
         let pixelFormat: TJPF = format == .grey ? TJPF_GRAY : TJPF_BGR
-        let needed = tjBufSize(Int32(width), Int32(height), Int32(samp.rawValue))
-        guard needed != UInt.max, needed > 0 else {
-            throw ImageError(.encodeFailed, "cannot size the output buffer for \(width)×\(height)")
-        }
-        let output = try outputBuffer(capacity: needed)
-        var outputPointer: UnsafeMutablePointer<UInt8>? = output
-        var outputSize = needed
+        var (outputPointer, outputSize, needed) = try output(width: width, height: height, samp: samp)
         let status = tjCompress2(
             handle, base.assumingMemoryBound(to: UInt8.self), Int32(width), Int32(stride), Int32(height),
             Int32(pixelFormat.rawValue), &outputPointer, &outputSize, Int32(samp.rawValue),
@@ -105,7 +99,60 @@ public final class JPEGEncoder {
         return Array(UnsafeBufferPointer(start: result, count: Int(outputSize)))
     }
 
+    /// Encodes planar Y'CbCr straight from its planes (no colour conversion): what a camera's YUYV or NV12 buffer
+    /// becomes once its chroma is de-interleaved.
+    ///
+    /// - Parameters:
+    ///   - y: `width` × `height` luma samples, rows `yStride` bytes apart.
+    ///   - cb, cr: the chroma planes at the subsampling's size (4:2:2: ⌈width/2⌉ × height; 4:2:0: ⌈width/2⌉ × ⌈height/2⌉),
+    ///     rows `chromaStride` bytes apart.
+    ///   - subsampling: `.s422` or `.s420` (`.s444` takes full-size chroma planes).
+    ///   - quality: JPEG quality, clamped to `1...100`.
+    /// - Throws: ``ImageError/Code/encodeFailed`` for a bad size or too small a plane, or a libturbojpeg failure.
+    public func encodePlanes(
+        y: UnsafeRawBufferPointer, cb: UnsafeRawBufferPointer, cr: UnsafeRawBufferPointer, width: Int, height: Int,
+        yStride: Int, chromaStride: Int, subsampling planeSubsampling: ColorSubsampling, quality: Int = 85
+    ) throws -> [UInt8] {
+        guard width > 0, height > 0, width <= 65_535, height <= 65_535 else {
+            throw ImageError(.encodeFailed, "cannot encode a \(width)×\(height) image")
+        }
+        let chromaWidth = planeSubsampling == .s444 ? width : (width + 1) / 2
+        let chromaHeight = planeSubsampling == .s420 ? (height + 1) / 2 : height
+        guard yStride >= width, chromaStride >= chromaWidth,
+            y.count >= yStride * (height - 1) + width,
+            cb.count >= chromaStride * (chromaHeight - 1) + chromaWidth,
+            cr.count >= chromaStride * (chromaHeight - 1) + chromaWidth,
+            let yBase = y.baseAddress, let cbBase = cb.baseAddress, let crBase = cr.baseAddress
+        else {
+            throw ImageError(.encodeFailed, "Y'CbCr planes too small for \(width)×\(height)")
+        }
+        let samp = planeSubsampling.turbo
+        var (outputPointer, outputSize, needed) = try output(width: width, height: height, samp: samp)
+        var planes: [UnsafePointer<UInt8>?] = [
+            yBase.assumingMemoryBound(to: UInt8.self), cbBase.assumingMemoryBound(to: UInt8.self),
+            crBase.assumingMemoryBound(to: UInt8.self),
+        ]
+        var strides: [Int32] = [Int32(yStride), Int32(chromaStride), Int32(chromaStride)]
+        let status = tjCompressFromYUVPlanes(
+            handle, &planes, Int32(width), &strides, Int32(height), Int32(samp.rawValue), &outputPointer, &outputSize,
+            Int32(min(max(quality, 1), 100)), TJFLAG_NOREALLOC)
+        guard status == 0, let result = outputPointer, outputSize <= needed else {
+            throw ImageError(.encodeFailed, "cannot encode JPEG from Y'CbCr planes: \(lastError())")
+        }
+        return Array(UnsafeBufferPointer(start: result, count: Int(outputSize)))
+    }
+
     // MARK: - Private
+
+    /// The reusable output buffer sized for the worst case of a `width`×`height` image: the pointer and size to pass
+    /// to libturbojpeg, and that worst case (what a successful call must stay within).
+    private func output(width: Int, height: Int, samp: TJSAMP) throws -> (UnsafeMutablePointer<UInt8>?, UInt, UInt) {
+        let needed = tjBufSize(Int32(width), Int32(height), Int32(samp.rawValue))
+        guard needed != UInt.max, needed > 0 else {
+            throw ImageError(.encodeFailed, "cannot size the output buffer for \(width)×\(height)")
+        }
+        return (try outputBuffer(capacity: needed), needed, needed)
+    }
 
     private func outputBuffer(capacity: UInt) throws -> UnsafeMutablePointer<UInt8> {
         if let buffer, bufferSize >= capacity { return buffer }

@@ -19,6 +19,11 @@ public final class Counters: @unchecked Sendable {
         lock.withLock { values[name] ?? 0 }
     }
 
+    /// The names of all counters so far, sorted.
+    public var names: [String] {
+        lock.withLock { values.keys.sorted() }
+    }
+
     /// All counters, sorted by name, as `name=value` pairs on one line.
     public var summary: String {
         lock.withLock { values.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ") }

@@ -12,12 +12,12 @@ struct OpenFrameSourceTests {
         #expect(error.message.contains("/nonexistent/facewire/clip.mp4"))
     }
 
-    @Test func cameraIsNotSupportedYet() throws {
+    @Test func missingCameraIsNotFound() throws {
         let error = try #require(throws: FrameSourceError.self) {
-            try openFrameSource("/dev/video0", loop: false, jpegQuality: 85)
+            try openFrameSource("/dev/video-facewire-absent", loop: false, jpegQuality: 85, backend: LibV4L2())
         }
-        #expect(error.code == .notSupported)
-        #expect(error.message.contains("not supported yet"))
+        #expect(error.code == .notFound)
+        #expect(error.message.contains("/dev/video-facewire-absent"))
     }
 
     @Test func unopenableVideo() throws {

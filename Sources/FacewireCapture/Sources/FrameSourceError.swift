@@ -11,6 +11,7 @@ public struct FrameSourceError: Error, Sendable, Equatable, CustomStringConverti
             case emptyFolder
             case noReadableImages
             case readFailed
+            case deviceLost
         }
 
         private let value: Value
@@ -31,6 +32,8 @@ public struct FrameSourceError: Error, Sendable, Equatable, CustomStringConverti
         public static let noReadableImages = Code(.noReadableImages)
         /// Reading the next frame failed (for example a video decode error).
         public static let readFailed = Code(.readFailed)
+        /// A camera disappeared or stopped delivering; it may come back (``V4L2Camera/reopen()``).
+        public static let deviceLost = Code(.deviceLost)
 
         public var description: String { value.rawValue }
     }

@@ -1,21 +1,40 @@
+import FacewireRuntime
 import Foundation
 
 /// Opens the right ``FrameSource`` for a path.
 ///
+/// * `-` → ``MJPEGStreamSource`` on standard input (a motion-JPEG byte stream, e.g. from `ffmpeg -f mjpeg -`)
+/// * `/dev/video*`, or a device of the simulation → ``V4L2Camera``
 /// * a folder → ``ImageFolderSource``
 /// * a file with an image extension (`.jpg`, `.jpeg`, `.png`, `.bmp`, `.ppm`, `.webp`, ...) → ``ImageFileSource``
-/// * any other file → ``VideoFileSource`` (OpenCV/FFmpeg decides whether it can read it)
-/// * `/dev/video*` → not supported yet (camera capture comes later)
+/// * any other file, or a URL (`rtsp://`, `http://`, ...) → ``VideoFileSource`` (OpenCV/FFmpeg decides whether it
+///   can read it)
 ///
 /// - Parameters:
-///   - path: the folder, image or video.
-///   - loop: start again at the end.
-///   - jpegQuality: quality (1...100) for frames that have to be encoded; JPEG files are passed through.
+///   - path: the source.
+///   - loop: start again at the end (files and folders).
+///   - jpegQuality: quality (1...100) for frames that have to be encoded; JPEG is passed through.
+///   - camera: what to ask a camera for (its quality is `jpegQuality`).
+///   - backend: how cameras are reached (``V4L2Backends/current()`` by default).
+///   - counters: where sources count what they drop or repair.
 /// - Returns: a source that is not yet shared with any other thread; move it to the capture thread.
 /// - Throws: ``FrameSourceError`` with `.notFound`, `.notSupported`, `.cannotOpen` or `.emptyFolder`.
-public func openFrameSource(_ path: String, loop: Bool, jpegQuality: Int) throws -> sending any FrameSource {
-    if path.hasPrefix("/dev/video") {
-        throw FrameSourceError(.notSupported, "camera capture ('\(path)') is not supported yet; use a video file or a folder")
+public func openFrameSource(
+    _ path: String, loop: Bool, jpegQuality: Int, camera: V4L2Camera.Settings = V4L2Camera.Settings(),
+    backend: V4L2Backend? = nil, counters: Counters? = nil
+) throws -> sending any FrameSource {
+    if path == "-" {
+        return MJPEGStreamSource(fd: 0, counters: counters)
+    }
+    var cameras = backend
+    if cameras == nil, path.hasPrefix("/dev/") { cameras = try V4L2Backends.current() }
+    if let cameras, path.hasPrefix("/dev/video") || cameras.devicePaths().contains(path) {
+        var settings = camera
+        settings.jpegQuality = jpegQuality
+        return try V4L2Camera(path: path, backend: cameras, settings: settings, counters: counters)
+    }
+    if path.contains("://") {
+        return try VideoFileSource(path: path, loop: loop, jpegQuality: jpegQuality)
     }
     var isDirectory: ObjCBool = false
     guard !path.isEmpty, FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
@@ -31,4 +50,22 @@ public func openFrameSource(_ path: String, loop: Bool, jpegQuality: Int) throws
         return try ImageFileSource(path: path, loop: loop, jpegQuality: jpegQuality)
     }
     return try VideoFileSource(path: path, loop: loop, jpegQuality: jpegQuality)
+}
+
+/// Which ``V4L2Backend`` cameras are reached through.
+public enum V4L2Backends {
+    /// The environment variable that names a ``SimulatedV4L2/Script`` file to use instead of libv4l2.
+    public static let simulationVariable = "FACEWIRE_V4L2_SIMULATION"
+
+    /// libv4l2, or the simulation when `FACEWIRE_V4L2_SIMULATION` names a script.
+    public static func current() throws -> V4L2Backend {
+        if let script = ProcessInfo.processInfo.environment[simulationVariable], !script.isEmpty {
+            do {
+                return try SimulatedV4L2(scriptFile: script)
+            } catch {
+                throw FrameSourceError(.cannotOpen, "\(simulationVariable)=\(script): cannot read the simulation script: \(error)")
+            }
+        }
+        return LibV4L2()
+    }
 }

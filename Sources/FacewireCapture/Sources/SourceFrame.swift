@@ -14,6 +14,9 @@ public struct SourceFrame: Sendable {
     /// `true` when the frame was decoded and encoded again by the source; `false` when ``jpeg`` holds the
     /// original file bytes unchanged.
     public var reencoded: Bool
+    /// When the frame was captured (Unix microseconds), if the source knows better than "when it was read" (a
+    /// camera's buffer timestamp). Nil: the capture node stamps it as it reads it.
+    public var captureTimeUs: Int64?
 
     /// Creates a frame.
     public init(jpeg: [UInt8], width: Int, height: Int, orientation: Orientation, reencoded: Bool) {

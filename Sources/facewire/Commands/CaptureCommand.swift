@@ -1,5 +1,6 @@
 import ArgumentParser
 import FacewireCapture
+import FacewireImage
 import FacewireProtocol
 import Foundation
 
@@ -8,17 +9,36 @@ typealias FacewireCaptureConfigurationPacing = CaptureConfiguration.Pacing
 struct CaptureCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "capture",
-        abstract: "Read frames from a video file, an image folder or an image and hand them to workers.",
+        abstract: "Read frames from a camera, a video file or URL, an image folder or an MJPEG pipe and hand them to workers.",
         discussion: """
             Binds a ROUTER socket that idle workers ask for frames, and announces it to the collector. \
-            JPEG files are sent as they are; other sources are encoded once. With live pacing (the default, \
-            or a number), a frame that no idle worker is waiting for is dropped here, counted and reported to \
-            the collector; with --fps max the source waits for a worker instead.
+            JPEG is sent as it is (a camera's MJPEG, JPEG files, an MJPEG pipe); other sources are encoded once. \
+            With live pacing (the default, or a number; cameras and pipes pace themselves), a frame that no idle \
+            worker is waiting for is dropped here, counted and reported to the collector; with --fps max the \
+            source waits for a worker instead. --list-devices shows the cameras and what they offer.
             """
     )
 
-    @Option(help: "A video file, a folder of images, or one image.")
-    var source: String
+    @Option(help: "A camera (/dev/videoN), a video file or URL (rtsp://, http://), a folder of images, one image, or - for an MJPEG stream on standard input (ffmpeg ... -f mjpeg -).")
+    var source: String?
+
+    @Flag(help: "List the cameras (/dev/video*) with their formats, sizes and frame rates, and exit.")
+    var listDevices: Bool = false
+
+    @Option(help: "Camera frame size, e.g. 1280x720 (default: the largest up to 1280x720 the camera offers).")
+    var size: String?
+
+    @Option(help: "Frame rate asked of the camera (default: the driver's).")
+    var cameraFps: Int?
+
+    @Option(help: "Send at most this many frames per second (by capture time); the rest are never sent.")
+    var maxFps: Double?
+
+    @Option(help: "EXIF orientation 1...8 sent with every frame (default: from each JPEG's EXIF, else 1).")
+    var orientation: Int?
+
+    @Option(help: "Seconds between capture statistics lines on the log (captured, sent, dropped at source by reason, encode time, fps); 0 turns them off.")
+    var statsInterval: Double = 5
 
     @Option(help: "Stream id: 1-64 characters of A-Z a-z 0-9 . _ -")
     var stream: String = "default"
@@ -41,7 +61,7 @@ struct CaptureCommand: ParsableCommand {
     @Option(help: "Stop after this many frames.")
     var frames: Int?
 
-    @Option(help: "JPEG quality for frames that must be encoded.")
+    @Option(name: [.customLong("quality"), .customLong("jpeg-quality")], help: "JPEG quality for frames that must be encoded (YUYV/NV12 cameras, video files, PNG).")
     var jpegQuality: Int = 85
 
     @Option(help: "Workers drop live frames older than this many ms instead of analysing them (0: never).")
@@ -51,19 +71,43 @@ struct CaptureCommand: ParsableCommand {
     @OptionGroup var log: LogOptions
 
     func validate() throws {
+        if listDevices { return }
+        guard let source, !source.isEmpty else { throw ValidationError("give --source (or --list-devices)") }
+        if let size, Self.parseSize(size) == nil { throw ValidationError("--size must be WIDTHxHEIGHT, e.g. 1280x720") }
+        if let cameraFps, !(1...1000).contains(cameraFps) { throw ValidationError("--camera-fps must be 1...1000") }
+        if let maxFps, !(maxFps > 0 && maxFps.isFinite) { throw ValidationError("--max-fps must be positive") }
+        if let orientation, !(1...8).contains(orientation) { throw ValidationError("--orientation must be 1...8 (EXIF)") }
+        guard statsInterval >= 0, statsInterval.isFinite else { throw ValidationError("--stats-interval must be >= 0 seconds") }
         guard Wire.isValidStreamID(stream) else { throw ValidationError("--stream: 1-64 characters of A-Z a-z 0-9 . _ -") }
         guard (1...100).contains(jpegQuality) else { throw ValidationError("--jpeg-quality must be 1...100") }
         if let frames, frames < 1 { throw ValidationError("--frames must be at least 1") }
         _ = try analysis.settings()
     }
 
+    static func parseSize(_ text: String) -> (width: Int, height: Int)? {
+        let parts = text.lowercased().split(separator: "x")
+        guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]), (1...16384).contains(width),
+            (1...16384).contains(height)
+        else { return nil }
+        return (width, height)
+    }
+
     func run() throws {
+        if listDevices {
+            let backend = try V4L2Backends.current()
+            print(V4L2DeviceList.render(V4L2DeviceList.devices(backend: backend)), terminator: "")
+            return
+        }
         let logger = try log.makeLogger("facewire.capture")
-        let configuration = CaptureConfiguration(
-            source: source, stream: stream, bind: bind, advertise: advertise, collector: collector,
+        var configuration = CaptureConfiguration(
+            source: source ?? "", stream: stream, bind: bind, advertise: advertise, collector: collector,
             pacing: try FPSOption.parse(fps), loop: loop, maxFrames: frames, jpegQuality: jpegQuality,
             maxAgeMilliseconds: maxAge, settings: try analysis.settings()
         )
+        configuration.camera = V4L2Camera.Settings(size: size.flatMap(Self.parseSize), fps: cameraFps, jpegQuality: jpegQuality)
+        configuration.maxFPS = maxFps
+        configuration.orientation = orientation.map { Orientation(rawValue: $0) }
+        configuration.statisticsIntervalSeconds = statsInterval
         let node = try CaptureNode(configuration: configuration, logger: logger)
         try NodeRunner.run(logger: logger) { stop in try node.run(stop: stop) }
     }

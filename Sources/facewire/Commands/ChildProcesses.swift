@@ -19,12 +19,14 @@ final class ChildProcesses: @unchecked Sendable {
     }
 
     /// Starts `facewire ARGUMENTS` as child `name`.
-    /// - Parameter mayExit: the child ends by itself (the capture node at the end of a file); only a failure counts.
-    func start(_ name: String, _ arguments: [String], mayExit: Bool = false) throws {
+    /// - Parameters:
+    ///   - mayExit: the child ends by itself (the capture node at the end of a file); only a failure counts.
+    ///   - inheritsInput: the child reads this process's standard input (`--source -`).
+    func start(_ name: String, _ arguments: [String], mayExit: Bool = false, inheritsInput: Bool = false) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
+        process.standardInput = inheritsInput ? FileHandle.standardInput : FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.terminationHandler = { [weak self] process in
             guard let self else { return }
@@ -41,6 +43,17 @@ final class ChildProcesses: @unchecked Sendable {
     }
 
     /// SIGTERM to every child, then SIGKILL to those still running after three seconds.
+    /// Waits up to `seconds` for child `name` to exit; returns whether it has (true also for an unknown name).
+    func waitForExit(_ name: String, seconds: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while true {
+            let running = lock.withLock { children.contains { $0.name == name && $0.process.isRunning } }
+            if !running { return true }
+            if Date() >= deadline { return false }
+            usleep(20_000)
+        }
+    }
+
     func terminateAll() {
         let running = lock.withLock {
             stopping = true

@@ -16,7 +16,7 @@ struct LocalCommand: ParsableCommand {
             """
     )
 
-    @Option(help: "A video file, a folder of images, or one image (default: the installed demo footage).")
+    @Option(help: "What the capture node reads: a camera (/dev/videoN), a video file or URL, a folder of images, one image, or - for an MJPEG stream on standard input (default: the installed demo footage).")
     var source: String?
 
     @Option(help: "Stream id.")
@@ -60,7 +60,7 @@ struct LocalCommand: ParsableCommand {
         let logger = try log.makeLogger("facewire.local")
         let source = try self.source ?? DemoFootage.installedPath()
         // Fail before starting any process: a missing file would otherwise surface as a capture node's exit.
-        if !source.contains("://"), !FileManager.default.fileExists(atPath: source) {
+        if !source.contains("://"), source != "-", !source.hasPrefix("/dev/video"), !FileManager.default.fileExists(atPath: source) {
             throw ValidationError("--source '\(source)' does not exist")
         }
         _ = try detector.configuration()
@@ -107,14 +107,16 @@ struct LocalCommand: ParsableCommand {
                             "--id", "local-w\(index)", "--log-level", childLogLevel,
                         ] + detector.arguments)
                     }
-                    try cluster.start("capture", captureArguments, mayExit: true)
+                    try cluster.start("capture", captureArguments, mayExit: true, inheritsInput: source == "-")
                 } catch {
                     startError = error
                     stop.stop()
                 }
             }) { message in
                 let outcome = printer.print(message)
-                if outcome == .end {
+                // An epoch ends either because the source did (the capture node then exits) or because a camera
+                // was unplugged (the node stays up and starts a new epoch when it is back).
+                if outcome == .end, cluster.waitForExit("capture", seconds: 3) {
                     ended = true
                     return .stop
                 }

@@ -1,0 +1,29 @@
+/// `--max-fps` (Affdex's `maxProcessRate`): decides, by capture time, which frames of a faster source are kept so
+/// that at most `maxFPS` frames a second go out, evenly spaced. Pure.
+///
+/// Each kept frame books the next slot one period later; a frame is kept when it reaches its slot (with a tenth of a
+/// period of slack for timestamp jitter). Slots advance by exactly one period per kept frame, so the long-run rate
+/// never exceeds `maxFPS`; after a gap longer than a period the schedule restarts at the next frame.
+public struct RateLimit: Sendable {
+    public let maxFPS: Double
+    private let period: Double
+    private var nextSlot: Double?
+
+    public init(maxFPS: Double) {
+        precondition(maxFPS > 0, "maxFPS must be positive")
+        self.maxFPS = maxFPS
+        period = 1e6 / maxFPS
+    }
+
+    /// Whether the frame captured at `timeMicroseconds` is kept.
+    public mutating func keep(timeMicroseconds: Int64) -> Bool {
+        let t = Double(timeMicroseconds)
+        guard let slot = nextSlot else {
+            nextSlot = t + period
+            return true
+        }
+        guard t >= slot - period / 10 else { return false }
+        nextSlot = t - slot > period ? t + period : slot + period
+        return true
+    }
+}

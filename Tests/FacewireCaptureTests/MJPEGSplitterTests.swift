@@ -1,0 +1,88 @@
+import FacewireImage
+import Testing
+
+@testable import FacewireCapture
+
+@Suite("MJPEGSplitter (motion-JPEG byte streams)")
+struct MJPEGSplitterTests {
+    static func frames(_ count: Int) throws -> [[UInt8]] {
+        let encoder = try JPEGEncoder()
+        return try (0..<count).map { index in
+            try encoder.encode(SimulatedV4L2.pattern(index: index, width: 64, height: 48), quality: 80)
+        }
+    }
+
+    @Test("back-to-back JPEGs come out whole, however the bytes are chunked", arguments: [1, 7, 1000, 1 << 20])
+    func chunking(chunk: Int) throws {
+        let frames = try Self.frames(6)
+        let stream = frames.flatMap { $0 }
+        var splitter = MJPEGSplitter()
+        var out: [[UInt8]] = []
+        var offset = 0
+        while offset < stream.count {
+            out += splitter.append(stream[offset..<min(stream.count, offset + chunk)])
+            offset += chunk
+        }
+        #expect(out == frames)
+        #expect(splitter.skippedBytes == 0)
+        #expect(splitter.pendingBytes == 0)
+    }
+
+    @Test("bytes between images are skipped and counted; a torn image is dropped and the next one found")
+    func garbageAndTornImages() throws {
+        let frames = try Self.frames(3)
+        let noise: [UInt8] = Array("noise".utf8) + [0xFF, 0x00, 0x12]
+        let torn = Array(frames[1].prefix(frames[1].count / 2))
+        var splitter = MJPEGSplitter()
+        let out = splitter.append(noise + frames[0] + noise + torn + frames[2])
+        #expect(out == [frames[0], frames[2]])
+        #expect(splitter.skippedBytes >= 2 * noise.count)
+    }
+
+    @Test("an image larger than the limit is dropped and counted, and the next one still comes out")
+    func oversized() throws {
+        let frames = try Self.frames(2)
+        // frames[0] with a 4000-byte comment segment: over the limit.
+        let comment: [UInt8] = [0xFF, 0xFE, 0x0F, 0xA2] + [UInt8](repeating: 0x41, count: 4000)
+        let big = [0xFF, 0xD8] + comment + frames[0].dropFirst(2)
+        var splitter = MJPEGSplitter(maxFrameBytes: frames[1].count + 100)
+        let out = splitter.append(big + frames[1])
+        #expect(out == [frames[1]])
+        #expect(splitter.oversizedFrames == 1)
+    }
+}
+
+@Suite("RateLimit (--max-fps)")
+struct RateLimitTests {
+    /// Frames at `fps` with up to 3 ms of jitter for `seconds`; the kept capture times.
+    static func kept(fps: Double, max: Double, seconds: Double) -> [Int64] {
+        var limit = RateLimit(maxFPS: max)
+        var out: [Int64] = []
+        for index in 0..<Int(fps * seconds) {
+            let time = Int64(Double(index) / fps * 1e6) + Int64((index * 7919) % 3000)  // up to 3 ms of jitter
+            if limit.keep(timeMicroseconds: time) { out.append(time) }
+        }
+        return out
+    }
+
+    @Test("a 30 fps source limited to N keeps N per second, evenly", arguments: [5.0, 7.0, 10.0, 12.5])
+    func rate(max: Double) {
+        let times = Self.kept(fps: 30, max: max, seconds: 20)
+        let rate = Double(times.count - 1) / (Double(times.last! - times.first!) / 1e6)
+        #expect(abs(rate - max) <= 0.5, "kept \(rate) per second with --max-fps \(max)")
+        #expect(rate <= max + 0.05)
+    }
+
+    @Test("a limit above the source's rate keeps every frame")
+    func aboveTheSourceRate() {
+        #expect(Self.kept(fps: 30, max: 60, seconds: 5).count == 150)
+    }
+
+    @Test("after a gap the schedule restarts instead of bursting")
+    func gap() {
+        var limit = RateLimit(maxFPS: 5)
+        let decisions = [0, 10_000_000, 10_033_000, 10_100_000, 10_200_000].map { limit.keep(timeMicroseconds: $0) }
+        // The first frame, the first after ten seconds, then the next one a period (200 ms) later.
+        #expect(decisions == [true, true, false, false, true])
+    }
+}
