@@ -89,7 +89,9 @@ final class NodeProcess: @unchecked Sendable {
     let stderrURL: URL
     private let process: Process
 
-    fileprivate init(name: String, executable: String, arguments: [String], environment: [String: String], directory: URL) throws {
+    fileprivate init(
+        name: String, executable: String, arguments: [String], environment: [String: String], directory: URL, input: URL? = nil
+    ) throws {
         self.name = name
         self.arguments = [executable] + arguments
         stdoutURL = directory.appendingPathComponent("\(name).stdout")
@@ -109,7 +111,7 @@ final class NodeProcess: @unchecked Sendable {
         process.arguments = arguments
         process.environment = environment
         process.currentDirectoryURL = directory
-        process.standardInput = FileHandle.nullDevice
+        process.standardInput = try input.map { try FileHandle(forReadingFrom: $0) } ?? FileHandle.nullDevice
         process.standardOutput = out
         process.standardError = err
         do {
@@ -243,16 +245,19 @@ final class TestCluster: @unchecked Sendable {
 
     /// Starts `facewire ARGUMENTS`.
     @discardableResult
-    func facewire(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws -> NodeProcess {
-        try launch(name, executable: try Locations.facewireBinary(), arguments, environment: environment)
+    func facewire(_ name: String, _ arguments: [String], environment: [String: String] = [:], input: URL? = nil) throws -> NodeProcess {
+        try launch(name, executable: try Locations.facewireBinary(), arguments, environment: environment, input: input)
     }
 
     /// Starts any executable.
     @discardableResult
-    func launch(_ name: String, executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> NodeProcess {
+    /// - Parameter input: a file the child reads as its standard input (default: none).
+    func launch(
+        _ name: String, executable: String, _ arguments: [String], environment: [String: String] = [:], input: URL? = nil
+    ) throws -> NodeProcess {
         let child = try NodeProcess(
             name: name, executable: executable, arguments: arguments, environment: Self.childEnvironment(environment),
-            directory: directory)
+            directory: directory, input: input)
         lock.withLock { children.append(child) }
         return child
     }
@@ -279,6 +284,20 @@ final class TestCluster: @unchecked Sendable {
         return worker
     }
 
+    /// The usual cluster around one stream: a collector, a tail of `stream` (with `tailArguments`) and one worker
+    /// (with `workerArguments`), all started and ready; returns the collector's control endpoint and a free endpoint for
+    /// the capture node to bind.
+    func startStreamCluster(
+        stream: String, tailArguments: [String] = [], workerArguments: [String] = []
+    ) async throws -> (control: String, captureBind: String, tail: NodeProcess, worker: NodeProcess) {
+        let ports = try freeLoopbackPorts(3)
+        let control = "tcp://127.0.0.1:\(ports[0])"
+        _ = try await startCollector(control: control, publish: "tcp://127.0.0.1:\(ports[1])")
+        let tail = try await startTail(control: control, ["--stream", stream] + tailArguments)
+        let worker = try await startWorker(control: control, workerArguments)
+        return (control, "tcp://127.0.0.1:\(ports[2])", tail, worker)
+    }
+
     /// The last lines of every child's stderr, for failure messages.
     func diagnostics(lines: Int = 12) -> String {
         lock.withLock { children }.map { child in
@@ -301,11 +320,11 @@ final class TestCluster: @unchecked Sendable {
 
 /// Runs a short helper command to completion (no FACEWIRE_* environment); returns status and combined output.
 @discardableResult
-func runCommand(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+func runCommand(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
-    process.environment = TestCluster.childEnvironment()
+    process.environment = TestCluster.childEnvironment(environment)
     process.standardInput = FileHandle.nullDevice
     let pipe = Pipe()
     process.standardOutput = pipe
