@@ -96,6 +96,15 @@ double fwcv_video_fps(const fwcv_video *video) {
     return video == nullptr ? 0 : video->fps;
 }
 
+double fwcv_video_position_ms(const fwcv_video *video) {
+    if (video == nullptr) return -1;
+    try {
+        return video->capture.get(cv::CAP_PROP_POS_MSEC);
+    } catch (...) {
+        return -1;
+    }
+}
+
 int64_t fwcv_video_frame_count(const fwcv_video *video) {
     return video == nullptr ? -1 : video->frame_count;
 }

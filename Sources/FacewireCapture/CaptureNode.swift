@@ -191,28 +191,32 @@ public final class CaptureNode: @unchecked Sendable {
             return false
         }
 
+        /// Waits until `due` (monotonic), offering the held frame to workers that free up meanwhile.
+        func waitUntil(_ due: UInt64) throws {
+            while !stop.isStopped, Clock.monotonicNanoseconds() < due {
+                let left = Double(due - min(due, Clock.monotonicNanoseconds())) / 1e9
+                if let frame = held {
+                    if try offer(frame) {
+                        held = nil
+                    } else {
+                        // No idle worker (offer drained the list): block until a Ready comes in.
+                        _ = try frames.awaitCredit(timeoutMilliseconds: min(max(Int(left * 1000), 1), 100))
+                    }
+                } else {
+                    stop.sleep(seconds: min(left, 0.1))
+                }
+                helloIfDue()
+            }
+        }
+
+        var firstMediaTime: Double?
+        var lastOffset = 0.0
         var index: UInt64 = 0  // frames read (the pacing clock)
         var numbered: UInt64 = 0  // frames numbered over all epochs (--frames)
         do {
             while !stop.isStopped {
                 if let maxFrames = configuration.maxFrames, numbered >= maxFrames { break }
-                if let fps {
-                    let due = start + UInt64(Double(index) / fps * 1e9)
-                    while !stop.isStopped, Clock.monotonicNanoseconds() < due {
-                        let left = Double(due - min(due, Clock.monotonicNanoseconds())) / 1e9
-                        if let frame = held {
-                            if try offer(frame) {
-                                held = nil
-                            } else {
-                                // No idle worker (offer drained the list): block until a Ready comes in.
-                                _ = try frames.awaitCredit(timeoutMilliseconds: min(max(Int(left * 1000), 1), 100))
-                            }
-                        } else {
-                            stop.sleep(seconds: min(left, 0.1))
-                        }
-                        helloIfDue()
-                    }
-                } else if waitsForWorkers, nextSeq > 0 || index > 0 {
+                if waitsForWorkers, nextSeq > 0 || index > 0 {
                     // Unpaced: read the next frame only once a worker is idle, so its capture time is when work
                     // can start and nothing waits at the source.
                     guard try frames.awaitIdleWorker(stop: stop, whileWaiting: helloIfDue) else { break }
@@ -234,6 +238,21 @@ public final class CaptureNode: @unchecked Sendable {
                     throw error
                 }
                 index += 1
+                if let fps {
+                    // Timed pacing: the frame is due at its place on the source's timeline (a video's presentation
+                    // time with --fps realtime, else its index at the rate). It was read ahead; until it is due the
+                    // held frame may still go to a worker that frees up.
+                    let useMediaTime = configuration.pacing == .realTime
+                    if firstMediaTime == nil { firstMediaTime = frame.mediaTimeSeconds }
+                    var offset = Double(index - 1) / fps
+                    if useMediaTime, let time = frame.mediaTimeSeconds, let first = firstMediaTime {
+                        offset = time - first
+                    }
+                    offset = max(offset, lastOffset)  // never back in time
+                    lastOffset = offset
+                    try waitUntil(start + UInt64(offset * 1e9))
+                    if stop.isStopped { break }
+                }
                 counters.add("frames_captured")
                 let captureTime = frame.captureTimeUs ?? Clock.wallMicroseconds()
                 if var limit = rateLimit {

@@ -58,9 +58,15 @@ struct VideoFileSourceTests {
         let clip = try #require(try Self.clip("liveportrait_d19.mp4"))
         let source = try VideoFileSource(path: clip.path, loop: true, jpegQuality: 60)
         let first = try #require(try source.next())
-        for _ in 1..<clip.frames { _ = try #require(try source.next()) }
+        var times = [try #require(first.mediaTimeSeconds)]
+        for _ in 1..<clip.frames { times.append(try #require(try source.next()?.mediaTimeSeconds)) }
         let again = try #require(try source.next(), "loop must restart after the last frame")
         #expect(again.jpeg == first.jpeg, "the first frame again, encoded the same way")
+        // The presentation times step by one frame interval, and go on across the restart (pacing follows them).
+        times.append(try #require(again.mediaTimeSeconds))
+        #expect(times.first == 0)
+        let steps = zip(times, times.dropFirst()).map { $1 - $0 }
+        #expect(steps.allSatisfy { abs($0 - 1 / clip.fps) < 0.002 }, "steps \(steps.filter { abs($0 - 1 / clip.fps) >= 0.002 })")
         #expect(source.framesRead == clip.frames + 1)
         #expect(source.description.contains("liveportrait_d19.mp4"))
     }

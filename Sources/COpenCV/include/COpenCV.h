@@ -73,6 +73,8 @@ typedef struct fwcv_video fwcv_video;
 fwcv_video *fwcv_video_open(const char *path, char *err, size_t errlen);
 double fwcv_video_fps(const fwcv_video *video);
 int64_t fwcv_video_frame_count(const fwcv_video *video);
+/// The presentation time of the frame last read, in milliseconds from the start (CAP_PROP_POS_MSEC); < 0 unknown.
+double fwcv_video_position_ms(const fwcv_video *video);
 
 /// Reads the next frame as BGR. On 1, `*pixels` points to width*height*3 bytes with rows `*stride` apart, valid
 /// until the next call. Returns 1 for a frame, 0 at the end, -1 on error.

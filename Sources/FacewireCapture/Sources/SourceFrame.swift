@@ -17,6 +17,9 @@ public struct SourceFrame: Sendable {
     /// When the frame was captured (Unix microseconds), if the source knows better than "when it was read" (a
     /// camera's buffer timestamp). Nil: the capture node stamps it as it reads it.
     public var captureTimeUs: Int64?
+    /// Where the frame sits in the source's own timeline, in seconds (a video file's presentation time, counting on
+    /// across `--loop` passes). Real-time pacing follows it, so variable-frame-rate files play at their own pace.
+    public var mediaTimeSeconds: Double?
 
     /// Creates a frame.
     public init(jpeg: [UInt8], width: Int, height: Int, orientation: Orientation, reencoded: Bool) {

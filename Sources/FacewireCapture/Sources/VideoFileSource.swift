@@ -13,6 +13,9 @@ public final class VideoFileSource: FrameSource {
     public let jpegQuality: Int
     /// The file's frame rate, or 30 when the container does not say.
     public let nominalFPS: Double?
+    /// Where the current loop pass starts on the source's timeline, and the last frame's time on it (seconds).
+    private var passOffset: Double = 0
+    private var lastMediaTime: Double = 0
     /// The container's frame count, when it gives one (an estimate for some formats).
     public let frameCountHint: Int?
     /// Frames returned so far, over all loops.
@@ -69,6 +72,8 @@ public final class VideoFileSource: FrameSource {
         video = nil
         video = try Self.open(path)
         framesInPass = 0
+        // The next pass continues the timeline one frame after the last one.
+        passOffset = lastMediaTime + 1 / (nominalFPS ?? 30)
         return try readFrame()
     }
 
@@ -105,7 +110,19 @@ public final class VideoFileSource: FrameSource {
         framesRead += 1
         framesInPass += 1
         frameSize = (Int(width), Int(height))
-        return SourceFrame(jpeg: jpeg, width: Int(width), height: Int(height), orientation: .up, reencoded: true)
+        var frame = SourceFrame(jpeg: jpeg, width: Int(width), height: Int(height), orientation: .up, reencoded: true)
+        let position = fwcv_video_position_ms(video)
+        let interval = 1 / (nominalFPS ?? 30)
+        if framesInPass == 1 {
+            lastMediaTime = passOffset + max(0, position.isFinite ? position : 0) / 1000
+        } else if position.isFinite, passOffset + position / 1000 > lastMediaTime {
+            lastMediaTime = passOffset + position / 1000
+        } else {
+            // OpenCV reports 0 (or nothing) for the last frames of some files: one interval on.
+            lastMediaTime += interval
+        }
+        frame.mediaTimeSeconds = lastMediaTime
+        return frame
     }
 
     private static func open(_ path: String) throws -> OpaquePointer {
