@@ -312,6 +312,7 @@ public final class CaptureNode: @unchecked Sendable {
         // Also when stopped by a signal: the collector then knows the last sequence and can finish the stream.
         sendEnd()
         logger.info("capture finished", metadata: ["stream": "\(configuration.stream)", "frames": "\(nextSeq)", "counters": "\(counters.summary)"])
+        (source as? LatestFrameSource)?.close()
         control?.close()
         frames.close()
     }

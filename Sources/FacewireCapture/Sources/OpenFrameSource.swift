@@ -7,8 +7,8 @@ import Foundation
 /// * `/dev/video*`, or a device of the simulation → ``V4L2Camera``
 /// * a folder → ``ImageFolderSource``
 /// * a file with an image extension (`.jpg`, `.jpeg`, `.png`, `.bmp`, `.ppm`, `.webp`, ...) → ``ImageFileSource``
-/// * any other file, or a URL (`rtsp://`, `http://`, ...) → ``VideoFileSource`` (OpenCV/FFmpeg decides whether it
-///   can read it)
+/// * a URL (`rtsp://`, `http://`, ...) → a ``VideoFileSource`` read continuously by a ``LatestFrameSource``
+/// * any other file → ``VideoFileSource`` (OpenCV/FFmpeg decides whether it can read it)
 ///
 /// - Parameters:
 ///   - path: the source.
@@ -33,8 +33,9 @@ public func openFrameSource(
         settings.jpegQuality = jpegQuality
         return try V4L2Camera(path: path, backend: cameras, settings: settings, counters: counters)
     }
-    if path.contains("://") {
-        return try VideoFileSource(path: path, loop: loop, jpegQuality: jpegQuality)
+    if path.contains("://"), !path.hasPrefix("file://") {
+        // A network stream paces itself: read it continuously and keep the newest frame.
+        return LatestFrameSource(wrapping: try VideoFileSource(path: path, loop: false, jpegQuality: jpegQuality), counters: counters)
     }
     var isDirectory: ObjCBool = false
     guard !path.isEmpty, FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {

@@ -1,4 +1,6 @@
 import FacewireImage
+import FacewireRuntime
+import Foundation
 import Testing
 
 @testable import FacewireCapture
@@ -84,5 +86,58 @@ struct RateLimitTests {
         let decisions = [0, 10_000_000, 10_033_000, 10_100_000, 10_200_000].map { limit.keep(timeMicroseconds: $0) }
         // The first frame, the first after ten seconds, then the next one a period (200 ms) later.
         #expect(decisions == [true, true, false, false, true])
+    }
+}
+
+/// A source that produces a numbered frame every `interval` seconds, `count` of them.
+final class TickingSource: FrameSource {
+    let count: Int
+    let interval: Double
+    private(set) var produced = 0
+    var description: String { "ticking" }
+    var nominalFPS: Double? { 1 / interval }
+
+    init(count: Int, interval: Double) {
+        self.count = count
+        self.interval = interval
+    }
+
+    func next() throws -> SourceFrame? {
+        guard produced < count else { return nil }
+        Thread.sleep(forTimeInterval: interval)
+        produced += 1
+        return SourceFrame(jpeg: [UInt8(produced)], width: 1, height: 1, orientation: .up, reencoded: false)
+    }
+}
+
+@Suite("LatestFrameSource (network streams read continuously)")
+struct LatestFrameSourceTests {
+    @Test("a slow reader gets the newest frames, in order; the replaced ones are counted; the end comes through")
+    func newestFrames() throws {
+        let counters = Counters()
+        let live = LatestFrameSource(wrapping: TickingSource(count: 40, interval: 0.005), counters: counters)
+        var taken: [UInt8] = []
+        while try live.waitForFrame(timeoutMilliseconds: 1000), let frame = try live.next() {
+            taken.append(frame.jpeg[0])
+            #expect(frame.captureTimeUs != nil)
+            Thread.sleep(forTimeInterval: 0.02)  // four source frames per frame taken
+        }
+        #expect(taken == taken.sorted() && Set(taken).count == taken.count, "\(taken)")
+        #expect(taken.last == 40, "the last frame is never lost: \(taken)")
+        #expect(taken.count < 40)
+        #expect(Int(counters.value("frames_replaced_at_source")) == 40 - taken.count)
+    }
+
+    @Test("a source that fails passes its error on")
+    func failure() throws {
+        final class Failing: FrameSource {
+            var description: String { "failing" }
+            var nominalFPS: Double? { nil }
+            func next() throws -> SourceFrame? { throw FrameSourceError(.readFailed, "boom") }
+        }
+        let live = LatestFrameSource(wrapping: Failing())
+        #expect(try live.waitForFrame(timeoutMilliseconds: 2000))
+        let error = try #require(throws: FrameSourceError.self) { try live.next() }
+        #expect(error.code == .readFailed)
     }
 }
