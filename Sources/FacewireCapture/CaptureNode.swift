@@ -1,3 +1,4 @@
+import CoreMetrics
 import FacewireImage
 import FacewireProtocol
 import FacewireRuntime
@@ -12,6 +13,9 @@ import ZeroMQ
 public final class CaptureNode: @unchecked Sendable {
     public let configuration: CaptureConfiguration
     public let counters = Counters()
+    /// Beats whenever the capture loop goes round (`/healthz`); unhealthy while a camera is lost.
+    public let liveness = Liveness()
+    private let cameraUp = Gauge(label: "facewire_capture_source_up")
     private let logger: Logger
     private let context = ZMQContext()
 
@@ -102,6 +106,8 @@ public final class CaptureNode: @unchecked Sendable {
         let statisticsInterval = UInt64(max(0, configuration.statisticsIntervalSeconds) * 1e9)
         func helloIfDue() {
             let now = Clock.monotonicNanoseconds()
+            liveness.beat("\(source.description): epoch \(epoch), \(nextSeq) frames numbered")
+            cameraUp.record(1)
             if now - lastHello > UInt64(Wire.helloIntervalMilliseconds) * 1_000_000 {
                 flushSkips()
                 hello()
@@ -172,7 +178,10 @@ public final class CaptureNode: @unchecked Sendable {
             held = nil
             sendEnd()
             logger.error("camera lost; retrying", metadata: ["error": "\(error)", "frames": "\(nextSeq)", "every": "\(configuration.reopenIntervalSeconds) s"])
+            cameraUp.record(0)
             while !stop.isStopped {
+                // Beat with the bad news: /healthz stays reachable but says what is wrong.
+                liveness.beat("camera lost: \(error); retrying every \(configuration.reopenIntervalSeconds) s", healthy: false)
                 stop.sleep(seconds: configuration.reopenIntervalSeconds)
                 if stop.isStopped { return false }
                 do {

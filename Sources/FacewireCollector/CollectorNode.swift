@@ -1,3 +1,4 @@
+import CoreMetrics
 import FacewireProtocol
 import FacewireRuntime
 import Foundation
@@ -12,6 +13,15 @@ import ZeroMQ
 public final class CollectorNode: @unchecked Sendable {
     public let configuration: CollectorConfiguration
     public let counters = Counters()
+    /// Beats every time the main loop goes round (`/healthz`).
+    public let liveness = Liveness()
+    /// Metrics beyond the counters (created at init: bootstrap metrics before creating the node).
+    private let latency = CoreMetrics.Timer(label: "facewire_collector_latency_seconds")
+    private let pendingGauge = Gauge(label: "facewire_collector_pending_results")
+    private let streamsGauge = Gauge(label: "facewire_collector_open_streams")
+    private let workersGauge = Gauge(label: "facewire_collector_workers")
+    private let capturesGauge = Gauge(label: "facewire_collector_captures")
+    private var streamFrames: [String: CoreMetrics.Counter] = [:]
     private let logger: Logger
     private let context = ZMQContext()
 
@@ -73,8 +83,13 @@ public final class CollectorNode: @unchecked Sendable {
         var lastHeartbeat: UInt64 = 0
         var lastStatistics = Clock.monotonicNanoseconds()
         let statisticsInterval = UInt64(max(0, configuration.statisticsIntervalSeconds) * 1e9)
+        var lastGauges: UInt64 = 0
         while !stop.isStopped {
             let now = Clock.monotonicNanoseconds()
+            if now - lastGauges >= 1_000_000_000 {
+                updateGauges(now: now)
+                lastGauges = now
+            }
             if statisticsInterval > 0, now - lastStatistics >= statisticsInterval {
                 reportStatistics(now: now, publisher: publisher)
                 lastStatistics = now
@@ -105,6 +120,31 @@ public final class CollectorNode: @unchecked Sendable {
             }
         }
         logger.info("collector stopped", metadata: ["counters": "\(counters.summary)"])
+    }
+
+    private func updateGauges(now: UInt64) {
+        let keys = table.openKeys
+        let pending = keys.reduce(0) { $0 + (table.buffer($1)?.pendingCount ?? 0) }
+        let expiry = UInt64(configuration.captureExpirySeconds * 1e9)
+        let liveCaptures = captures.values.filter { now - $0.lastHello < expiry }.count
+        pendingGauge.record(pending)
+        streamsGauge.record(keys.count)
+        workersGauge.record(workers.count)
+        capturesGauge.record(liveCaptures)
+        liveness.beat("\(keys.count) open streams, \(workers.count) workers, \(liveCaptures) capture nodes, \(pending) results pending")
+    }
+
+    /// Counts an emitted frame per stream, status and reason (`facewire_stream_frames_total`).
+    private func countFrame(stream: String, status: String, reason: String) {
+        let code = reason.split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
+        let key = "\(stream)\u{0}\(status)\u{0}\(code)"
+        let counter = streamFrames[key] ?? {
+            let made = CoreMetrics.Counter(
+                label: "facewire_stream_frames_total", dimensions: [("stream", stream), ("status", status), ("reason", code)])
+            streamFrames[key] = made
+            return made
+        }()
+        counter.increment()
     }
 
     /// Logs one line per open stream with what it did since the last report, and publishes the same figures in
@@ -330,6 +370,12 @@ public final class CollectorNode: @unchecked Sendable {
                 state.statistics.record(
                     processed: result.status == .processed, reason: result.reason,
                     latencyMilliseconds: result.captureTimeUs != 0 ? Double(result.timings.totalMs) : nil)
+                countFrame(
+                    stream: key.stream, status: result.status == .processed ? "processed" : result.status == .dropped ? "dropped" : "error",
+                    reason: result.reason)
+                if result.status == .processed, result.captureTimeUs != 0, result.timings.totalMs >= 0 {
+                    latency.recordNanoseconds(Int64(Double(result.timings.totalMs) * 1e6))
+                }
                 messages.append(StreamMessage(stream: key.stream, epoch: key.epoch, body: .frame(result)))
                 update.left.forEach { event(.left, $0) }
                 update.appeared.forEach { event(.appeared, $0) }
@@ -342,6 +388,7 @@ public final class CollectorNode: @unchecked Sendable {
                 result.reason = reason.rawValue
                 counters.add("frames_dropped")
                 state.statistics.record(processed: false, reason: reason.rawValue, latencyMilliseconds: nil)
+                countFrame(stream: key.stream, status: "dropped", reason: reason.rawValue)
                 messages.append(StreamMessage(stream: key.stream, epoch: key.epoch, body: .frame(result)))
             case .end(let streamCounters):
                 state.tracker.finish().forEach { event(.left, $0) }

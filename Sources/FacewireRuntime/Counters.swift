@@ -1,17 +1,28 @@
+import CoreMetrics
 import Foundation
 
 /// Named event counters shared by a node's threads (frames sent, dropped, errors, ...).
 ///
-/// Thread-safe; cheap enough for per-frame use.
+/// Thread-safe; cheap enough for per-frame use. When metrics are on (``Observability/bootstrap()``), every counter
+/// is also a Prometheus counter, `facewire_<name>_total`.
 public final class Counters: @unchecked Sendable {
     private let lock = NSLock()
     private var values: [String: UInt64] = [:]
+    private var metrics: [String: CoreMetrics.Counter] = [:]
 
     public init() {}
 
     /// Adds `amount` to counter `name`.
     public func add(_ name: String, _ amount: UInt64 = 1) {
-        lock.withLock { values[name, default: 0] += amount }
+        let metric: CoreMetrics.Counter? = lock.withLock {
+            values[name, default: 0] += amount
+            guard Observability.isEnabled else { return nil }
+            if let metric = metrics[name] { return metric }
+            let metric = CoreMetrics.Counter(label: Observability.metricName(forCounter: name))
+            metrics[name] = metric
+            return metric
+        }
+        metric?.increment(by: Int64(clamping: amount))
     }
 
     /// The current value of counter `name`.

@@ -136,7 +136,7 @@ public enum JSONLines {
     }
 
     /// A JSON string literal.
-    static func quoted(_ text: String) -> String {
+    public static func quoted(_ text: String) -> String {
         var out = "\""
         for scalar in text.unicodeScalars {
             switch scalar {

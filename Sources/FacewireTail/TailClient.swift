@@ -29,6 +29,10 @@ public final class TailClient: @unchecked Sendable {
 
     public let configuration: Configuration
     private let logger: Logger
+    /// What arrived: `messages_received`, `frames_received`, `frames_missed` (sequence gaps), `messages_malformed`.
+    public let counters = Counters()
+    /// Beats whenever the receive loop goes round (`/healthz`).
+    public let liveness = Liveness()
     /// Frames that never reached this subscriber (sequence gaps), counted and logged as a warning.
     public private(set) var gaps = GapDetector()
     private let context = ZMQContext()
@@ -66,6 +70,7 @@ public final class TailClient: @unchecked Sendable {
         logger.debug("tail subscribed", metadata: ["endpoint": "\(endpoint)"])
         var subscribed = false
         while !stop.isStopped {
+            liveness.beat(subscribed ? "subscribed to \(endpoint)" : "waiting for the first message from \(endpoint)")
             let parts: [[UInt8]]
             do {
                 guard try subscriber.waitForInput(timeoutMilliseconds: 200), let received = try subscriber.receive(dontWait: true) else {
@@ -80,15 +85,19 @@ public final class TailClient: @unchecked Sendable {
                 logger.debug("tail subscription live", metadata: ["endpoint": "\(endpoint)"])
                 onSubscribed?()
             }
+            counters.add("messages_received")
             guard let message = try? StreamMessage(parts: parts) else {
+                counters.add("messages_malformed")
                 logger.warning("malformed stream message")
                 continue
             }
             switch message.body {
             case nil: continue  // heartbeat
             case .frame(let frame):
+                counters.add("frames_received")
                 let missed = gaps.observe(stream: frame.stream, epoch: frame.epoch, seq: frame.seq)
                 if missed > 0 {
+                    counters.add("frames_missed", missed)
                     logger.warning("frames missed: this subscriber fell behind and the collector's PUB socket dropped them (use the collector's --output for a lossless copy)", metadata: [
                         "stream": "\(frame.stream)", "missed": "\(missed)", "before": "\(frame.seq)", "missed_total": "\(gaps.missed)",
                     ])

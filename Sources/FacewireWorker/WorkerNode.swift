@@ -1,4 +1,5 @@
 import FacewireDetection
+import CoreMetrics
 import FacewireProtocol
 import FacewireRuntime
 import Foundation
@@ -18,6 +19,14 @@ public final class WorkerNode: @unchecked Sendable {
     private let logger: Logger
     private let context = ZMQContext()
     private let directory: CaptureDirectory
+    /// Beats every time the control loop goes round (`/healthz`).
+    public let liveness = Liveness()
+    /// Histograms of each processed frame's stages (created at init: bootstrap metrics before creating the node).
+    private let decodeTimer = CoreMetrics.Timer(label: "facewire_worker_decode_seconds")
+    private let detectTimer = CoreMetrics.Timer(label: "facewire_worker_detect_seconds")
+    private let classifyTimer = CoreMetrics.Timer(label: "facewire_worker_classify_seconds")
+    private let queueTimer = CoreMetrics.Timer(label: "facewire_worker_queue_seconds")
+    private let capturesGauge = Gauge(label: "facewire_worker_captures")
 
     public init(configuration: WorkerConfiguration, logger: Logger) {
         self.configuration = configuration
@@ -62,12 +71,18 @@ public final class WorkerNode: @unchecked Sendable {
         hello.nodeID = configuration.workerID
         let helloBytes: [UInt8] = try Envelope(.hello(hello)).serializedBytes()
         var lastHello: UInt64 = 0
+        var lastWelcome: UInt64?
         while !stop.isStopped {
             let now = Clock.monotonicNanoseconds()
             if now - lastHello >= UInt64(Wire.helloIntervalMilliseconds) * 1_000_000 {
                 _ = try? control.send([helloBytes], dontWait: true)
                 lastHello = now
             }
+            let known = directory.endpoints(from: 0).count
+            capturesGauge.record(known)
+            liveness.beat(
+                "\(configuration.threads) threads, \(known) capture nodes known, "
+                    + (lastWelcome.map { String(format: "last word from the collector %.1f s ago", Double(now - $0) / 1e9) } ?? "no word from the collector yet"))
             let ready: Bool
             do {
                 ready = try control.waitForInput(timeoutMilliseconds: 200)
@@ -81,6 +96,7 @@ public final class WorkerNode: @unchecked Sendable {
                 counters.add("control_malformed")
                 continue
             }
+            lastWelcome = Clock.monotonicNanoseconds()
             for capture in welcome.captures where directory.add(capture.frameEndpoint) {
                 logger.info("learned capture", metadata: ["stream": "\(capture.stream)", "endpoint": "\(capture.frameEndpoint)"])
             }
@@ -177,7 +193,13 @@ public final class WorkerNode: @unchecked Sendable {
         let result = Self.analyse(
             frame, receivedAt: receivedAt, analyzer: analyzer, workerID: workerID, defaults: configuration.analysis)
         switch result.status {
-        case .processed: counters.add("frames_processed")
+        case .processed:
+            counters.add("frames_processed")
+            let timings = result.timings
+            decodeTimer.recordNanoseconds(Int64(Double(timings.decodeMs) * 1e6))
+            detectTimer.recordNanoseconds(Int64(Double(timings.detectMs) * 1e6))
+            if timings.classifyMs > 0 { classifyTimer.recordNanoseconds(Int64(Double(timings.classifyMs) * 1e6)) }
+            if timings.queueMs >= 0 { queueTimer.recordNanoseconds(Int64(Double(timings.queueMs) * 1e6)) }
         case .dropped: counters.add("frames_stale")
         default: counters.add("frames_failed")
         }

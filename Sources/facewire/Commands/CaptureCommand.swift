@@ -68,6 +68,7 @@ struct CaptureCommand: ParsableCommand {
     var maxAge: Int = 2000
 
     @OptionGroup(title: "Stream settings (sent with every frame; unset ones are each worker's)") var analysis: AnalysisFlags
+    @OptionGroup(title: "Metrics") var metrics: MetricsOptions
     @OptionGroup var log: LogOptions
 
     func validate() throws {
@@ -99,6 +100,7 @@ struct CaptureCommand: ParsableCommand {
             return
         }
         let logger = try log.makeLogger("facewire.capture")
+        metrics.bootstrapIfNeeded()
         var configuration = CaptureConfiguration(
             source: source ?? "", stream: stream, bind: bind, advertise: advertise, collector: collector,
             pacing: try FPSOption.parse(fps), loop: loop, maxFrames: frames, jpegQuality: jpegQuality,
@@ -109,6 +111,9 @@ struct CaptureCommand: ParsableCommand {
         configuration.orientation = orientation.map { Orientation(rawValue: $0) }
         configuration.statisticsIntervalSeconds = statsInterval
         let node = try CaptureNode(configuration: configuration, logger: logger)
-        try NodeRunner.run(logger: logger) { stop in try node.run(stop: stop) }
+        try NodeRunner.run(logger: logger) { stop in
+            let server = try metrics.start(logger: logger, stop: stop) { node.liveness.health() }
+            try withExtendedLifetime(server) { try node.run(stop: stop) }
+        }
     }
 }

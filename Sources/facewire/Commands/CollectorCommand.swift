@@ -40,6 +40,7 @@ struct CollectorCommand: ParsableCommand {
     @Option(help: "Seconds between per-stream statistics (frames, processed, drops by reason, late, fps, latency p50/p99), on stderr and in the stream; 0 turns them off.")
     var statsInterval: Double = 5
 
+    @OptionGroup(title: "Metrics") var metrics: MetricsOptions
     @OptionGroup var log: LogOptions
 
     func validate() throws {
@@ -53,6 +54,7 @@ struct CollectorCommand: ParsableCommand {
 
     func run() throws {
         let logger = try log.makeLogger("facewire.collector")
+        metrics.bootstrapIfNeeded()
         let file = try output.map { try JSONLinesFile(path: $0, maxBytes: outputMaxBytes) }
         let node = CollectorNode(
             configuration: CollectorConfiguration(
@@ -72,6 +74,9 @@ struct CollectorCommand: ParsableCommand {
                 }
             }
         }
-        try NodeRunner.run(logger: logger) { stop in try node.run(stop: stop) }
+        try NodeRunner.run(logger: logger) { stop in
+            let server = try metrics.start(logger: logger, stop: stop) { node.liveness.health() }
+            try withExtendedLifetime(server) { try node.run(stop: stop) }
+        }
     }
 }

@@ -10,12 +10,16 @@ struct LogOptions: ParsableArguments {
     @Option(help: "Log level on stderr: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
+    @Option(help: "Log format on stderr: text (for people) or json (one object per line, for log shippers).")
+    var logFormat: String = "text"
+
     /// Bootstraps swift-log (stderr) once per process and returns a logger for `label`.
     func makeLogger(_ label: String) throws -> Logger {
         guard let level = Logger.Level(rawValue: logLevel) else {
             throw ValidationError("unknown --log-level '\(logLevel)'")
         }
-        LoggingBootstrap.once(level: level)
+        guard ["text", "json"].contains(logFormat) else { throw ValidationError("--log-format must be text or json") }
+        LoggingBootstrap.once(level: level, json: logFormat == "json")
         return Logger(label: label)
     }
 }
@@ -24,16 +28,48 @@ enum LoggingBootstrap {
     nonisolated(unsafe) private static var done = false
     private static let lock = NSLock()
 
-    static func once(level: Logger.Level) {
+    static func once(level: Logger.Level, json: Bool = false) {
         lock.withLock {
             guard !done else { return }
             done = true
             LoggingSystem.bootstrap { label in
+                if json {
+                    var handler = JSONLogHandler(label: label)
+                    handler.logLevel = level
+                    return handler
+                }
                 var handler = StreamLogHandler.standardError(label: label)
                 handler.logLevel = level
                 return handler
             }
         }
+    }
+}
+
+/// `--metrics-port`: Prometheus text on `/metrics` and a health check on `/healthz`.
+struct MetricsOptions: ParsableArguments {
+    @Option(help: "Serve Prometheus metrics at http://HOST:PORT/metrics and a health check at /healthz (default: off).")
+    var metricsPort: Int?
+
+    @Option(help: "Address the metrics server listens on.")
+    var metricsHost: String = "0.0.0.0"
+
+    func validate() throws {
+        if let metricsPort, !(0...65535).contains(metricsPort) { throw ValidationError("--metrics-port must be 0...65535") }
+    }
+
+    /// Bootstraps metrics and starts the server when `--metrics-port` was given. Call before creating the node, so
+    /// that its metrics are real ones.
+    func start(logger: Logger, stop: StopToken, health: @escaping @Sendable () -> MetricsServer.Health) throws -> MetricsServer? {
+        guard let metricsPort else { return nil }
+        let server = try Observability.serve(host: metricsHost, port: metricsPort, stop: stop, health: health)
+        logger.info("metrics serving", metadata: ["metrics": "http://\(metricsHost):\(server.port)/metrics", "health": "/healthz"])
+        return server
+    }
+
+    /// Bootstraps metrics when they will be served (call before creating the node).
+    func bootstrapIfNeeded() {
+        if metricsPort != nil { Observability.bootstrap() }
     }
 }
 

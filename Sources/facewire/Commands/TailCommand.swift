@@ -31,6 +31,7 @@ struct TailCommand: ParsableCommand {
     @Option(help: "Exit after this many frame lines.")
     var frames: Int?
 
+    @OptionGroup(title: "Metrics") var metrics: MetricsOptions
     @OptionGroup var log: LogOptions
 
     func validate() throws {
@@ -39,10 +40,13 @@ struct TailCommand: ParsableCommand {
 
     func run() throws {
         let logger = try log.makeLogger("facewire.tail")
+        metrics.bootstrapIfNeeded()
         let client = TailClient(configuration: .init(collector: collector, publish: publish, streams: stream), logger: logger)
         let printer = output.printer
         var printed = 0
         try NodeRunner.run(logger: logger) { stop in
+            let server = try metrics.start(logger: logger, stop: stop) { client.liveness.health() }
+            defer { withExtendedLifetime(server) {} }
             try client.run(stop: stop) { message in
                 let outcome = printer.print(message)
                 if outcome == .frame { printed += 1 }

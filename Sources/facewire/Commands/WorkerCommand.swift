@@ -28,10 +28,12 @@ struct WorkerCommand: ParsableCommand {
 
     @OptionGroup var detector: DetectorOptions
     @OptionGroup(title: "Defaults for streams that do not set them") var analysis: AnalysisFlags
+    @OptionGroup(title: "Metrics") var metrics: MetricsOptions
     @OptionGroup var log: LogOptions
 
     func run() throws {
         let logger = try log.makeLogger("facewire.worker")
+        metrics.bootstrapIfNeeded()
         let configuration = WorkerConfiguration(
             collector: collector,
             captures: capture.flatMap { $0.split(separator: ",").map(String.init) },
@@ -41,6 +43,9 @@ struct WorkerCommand: ParsableCommand {
             analysis: try analysis.options()
         )
         let node = WorkerNode(configuration: configuration, logger: logger)
-        try NodeRunner.run(logger: logger) { stop in try node.run(stop: stop) }
+        try NodeRunner.run(logger: logger) { stop in
+            let server = try metrics.start(logger: logger, stop: stop) { node.liveness.health() }
+            try withExtendedLifetime(server) { try node.run(stop: stop) }
+        }
     }
 }

@@ -1,0 +1,139 @@
+import FacewireRuntime
+import Foundation
+import Testing
+
+/// A plain HTTP GET on loopback: the status code and the body.
+func httpGet(port: Int, path: String) throws -> (status: Int, body: String) {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw HarnessError("socket: \(errno)") }
+    defer { close(fd) }
+    var timeout = timeval(tv_sec: 5, tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port)).bigEndian
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard connected == 0 else { throw HarnessError("cannot connect to 127.0.0.1:\(port)") }
+    let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+    while request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) < 0, errno == EINTR {}
+    var response: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        if count < 0, errno == EINTR { continue }  // a child process exited (SIGCHLD)
+        if count <= 0 { break }
+        response += buffer[0..<count]
+    }
+    let text = String(decoding: response, as: UTF8.self)
+    guard let statusLine = text.split(separator: "\r\n").first, let status = Int(statusLine.split(separator: " ")[1]),
+        let bodyStart = text.range(of: "\r\n\r\n")
+    else { throw HarnessError("not an HTTP response: \(text.prefix(200))") }
+    return (status, String(text[bodyStart.upperBound...]))
+}
+
+/// The value of a Prometheus sample whose line starts with `prefix` (name and, optionally, labels).
+func sample(_ text: String, _ prefix: String) -> Double? {
+    text.split(separator: "\n").first { $0.hasPrefix(prefix) && !$0.hasPrefix("#") }
+        .flatMap { $0.split(separator: " ").last }.flatMap { Double($0) }
+}
+
+extension IntegrationTests {
+    @Suite("Metrics and health endpoints")
+    struct Metrics {
+        @Test("every role serves Prometheus text with its counters and histograms, and /healthz answers", .timeLimit(.minutes(5)))
+        func everyRoleServesMetrics() async throws {
+            let cluster = try TestCluster("metrics")
+            defer { cluster.cleanup() }
+            let frames = cluster.directory.appendingPathComponent("frames")
+            try SyntheticFrames.writeFolder(frames, count: 30, width: 320, height: 240)
+            let ports = try freeLoopbackPorts(7)
+            let control = "tcp://127.0.0.1:\(ports[0])"
+            func metricsFlags(_ port: Int) -> [String] { ["--metrics-port", String(port), "--metrics-host", "127.0.0.1"] }
+            let (collectorPort, workerPort, capturePort, tailPort) = (ports[3], ports[4], ports[5], ports[6])
+            _ = try await cluster.startCollector(control: control, publish: "tcp://127.0.0.1:\(ports[1])", metricsFlags(collectorPort))
+            let tail = try await cluster.startTail(control: control, ["--stream", "m"] + metricsFlags(tailPort))
+            _ = try await cluster.startWorker(control: control, metricsFlags(workerPort))
+            let capture = try cluster.facewire("capture", [
+                "--role", "capture", "--source", frames.path, "--stream", "m", "--bind", "tcp://127.0.0.1:\(ports[2])",
+                "--collector", control, "--fps", "max", "--loop", "--frames", "30",
+            ] + metricsFlags(capturePort))
+            _ = try await tail.waitFor(.stdout, "30 frames") { $0.count >= 30 }
+
+            // The capture node may have finished; its numbers are checked while it lingers, if it does.
+            let collector = try httpGet(port: collectorPort, path: "/metrics")
+            #expect(collector.status == 200)
+            #expect(sample(collector.body, "facewire_stream_frames_total{") != nil, "\(collector.body.prefix(600))")
+            #expect(collector.body.contains("stream=\"m\""))
+            #expect(collector.body.contains("facewire_collector_latency_seconds_bucket"))
+            #expect(sample(collector.body, "facewire_frames_processed_total") == 30)
+            #expect(collector.body.contains("facewire_collector_pending_results"))
+            let worker = try httpGet(port: workerPort, path: "/metrics")
+            #expect(worker.status == 200)
+            #expect(sample(worker.body, "facewire_worker_detect_seconds_count") == 30, "\(worker.body.prefix(800))")
+            #expect(sample(worker.body, "facewire_frames_processed_total") == 30)
+            #expect(worker.body.contains("facewire_worker_decode_seconds_bucket"))
+            let tailMetrics = try httpGet(port: tailPort, path: "/metrics")
+            #expect(sample(tailMetrics.body, "facewire_frames_received_total") == 30, "\(tailMetrics.body)")
+            if capture.isRunning, let captured = try? httpGet(port: capturePort, path: "/metrics") {
+                #expect(sample(captured.body, "facewire_frames_sent_total") ?? 0 >= 1)
+            }
+            for port in [collectorPort, workerPort, tailPort] {
+                let health = try httpGet(port: port, path: "/healthz")
+                #expect(health.status == 200 && health.body.hasPrefix("ok"), "port \(port): \(health)")
+                #expect(try httpGet(port: port, path: "/nothing").status == 404)
+            }
+        }
+
+        @Test("a capture node whose camera is unplugged reports 503 on /healthz until it is back", .timeLimit(.minutes(3)))
+        func captureHealthFollowsTheCamera() async throws {
+            let cluster = try TestCluster("health")
+            defer { cluster.cleanup() }
+            let script = cluster.directory.appendingPathComponent("camera.json")
+            try Data("""
+                {"devices":[{"path":"/dev/video0","formats":[{"fourcc":"MJPG","sizes":[{"width":160,"height":120,"fps":[30]}]}],
+                  "events":[{"frame":60,"kind":"unplug","seconds":3}]}]}
+                """.utf8).write(to: script)
+            let ports = try freeLoopbackPorts(2)
+            let capture = try cluster.facewire(
+                "capture",
+                ["--role", "capture", "--source", "/dev/video0", "--bind", "tcp://127.0.0.1:\(ports[0])",
+                 "--metrics-port", String(ports[1]), "--metrics-host", "127.0.0.1"],
+                environment: ["FACEWIRE_V4L2_SIMULATION": script.path])
+            try await capture.waitForLine(containing: "metrics serving")
+            var seen: [Int] = []
+            let deadline = ContinuousClock.now + .seconds(60)
+            while ContinuousClock.now < deadline {
+                let status = (try? httpGet(port: ports[1], path: "/healthz").status) ?? -1
+                if seen.last != status { seen.append(status) }
+                if seen.suffix(3) == [200, 503, 200] { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(seen.suffix(3) == [200, 503, 200], "health states seen: \(seen)\n\(capture.tail(.stderr))")
+        }
+
+        @Test("--log-format json: every log line is a JSON object with time, level, label, message and the metadata",
+              .timeLimit(.minutes(2)))
+        func jsonLogs() async throws {
+            let cluster = try TestCluster("jsonlog")
+            defer { cluster.cleanup() }
+            let ports = try freeLoopbackPorts(2)
+            let collector = try await cluster.startCollector(
+                control: "tcp://127.0.0.1:\(ports[0])", publish: "tcp://127.0.0.1:\(ports[1])", ["--log-format", "json"])
+            collector.signal(SIGTERM)
+            #expect(try await collector.waitForExit() == 0)
+            let lines = collector.lines(.stderr)
+            #expect(lines.count >= 2)
+            for line in lines {
+                let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+                #expect(object["time"] is String && object["level"] is String && object["label"] is String)
+            }
+            let listening = try #require(lines.first { $0.contains("collector listening") })
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(listening.utf8)) as? [String: Any])
+            #expect(object["message"] as? String == "collector listening")
+            #expect(object["control"] as? String == "tcp://127.0.0.1:\(ports[0])")
+        }
+    }
+}
