@@ -15,7 +15,7 @@ say() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
 sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # 1. System libraries (Debian packages).
-packages=(libzmq3-dev libv4l-dev libopencv-dev opencv-data libturbojpeg0-dev pkg-config python3-opencv python3-pip unzip iproute2)
+packages=(libzmq3-dev libv4l-dev libopencv-dev opencv-data libturbojpeg0-dev pkg-config python3-opencv python3-pip python3-yaml unzip iproute2)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+
+/// The files in deploy/ against the binary: no container engine or cluster runs here, so this checks what can be
+/// checked (deploy/check.py: YAML parses, every flag and FACEWIRE_* variable is an option of the node's role, ports
+/// and probes line up, the Containerfile installs what the binary links) and, where systemd is installed, that the
+/// units verify and their exposure score.
+extension IntegrationTests {
+    @Suite("deploy/ files")
+    struct DeployFiles {
+        static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        static let python = "/usr/bin/python3"
+        static var hasYAML: Bool {
+            (try? runCommand(python, ["-c", "import yaml"]).status) == 0
+        }
+
+        @Test("deploy/check.py passes on the repository's files and names every problem it is shown",
+              .enabled(if: hasYAML, "needs python3 with PyYAML (python3-yaml, installed by scripts/setup.sh)"),
+              .timeLimit(.minutes(2)))
+        func manifestsMatchTheBinary() throws {
+            let binary = try Locations.facewireBinary()
+            let deploy = Self.repository.appendingPathComponent("deploy")
+            let good = try runCommand(Self.python, [deploy.appendingPathComponent("check.py").path, "--binary", binary])
+            #expect(good.status == 0, "\(good.output)")
+            for fragment in ["collector.yaml facewire-collector/collector: --role collector", "workers.yaml", "compose.yaml capture",
+                             "facewire-worker@.service", "Containerfile: swift"] {
+                #expect(good.output.contains("checked \(fragment)"), "\(fragment) not checked:\n\(good.output)")
+            }
+
+            // A copy with mistakes: an option that does not exist, a port nothing uses, a probe off the metrics port.
+            let broken = FileManager.default.temporaryDirectory.appendingPathComponent("facewire-deploy-\(getpid())")
+            try? FileManager.default.removeItem(at: broken)
+            try FileManager.default.copyItem(at: deploy, to: broken)
+            defer { try? FileManager.default.removeItem(at: broken) }
+            func edit(_ file: String, _ old: String, _ new: String) throws {
+                let url = broken.appendingPathComponent(file)
+                let text = try String(contentsOf: url, encoding: .utf8)
+                try #require(text.contains(old), "\(file) no longer contains \(old)")
+                try text.replacingOccurrences(of: old, with: new).write(to: url, atomically: true, encoding: .utf8)
+            }
+            try edit("kubernetes/workers.yaml", "\"--threads\", \"1\"", "\"--threads\", \"1\", \"--turbo\"")
+            try edit("kubernetes/collector.yaml", "containerPort: 5557", "containerPort: 5558")
+            try edit("kubernetes/capture.yaml", "port: metrics }, periodSeconds: 5", "port: frames }, periodSeconds: 5")
+            try edit("systemd/facewire-worker@.service", "Environment=FACEWIRE_ID=%H-%i", "Environment=FACEWIRE_SPEED=11")
+            let bad = try runCommand(Self.python, [deploy.appendingPathComponent("check.py").path, "--binary", binary, "--deploy", broken.path])
+            #expect(bad.status == 1)
+            for fragment in ["--turbo is not an option of --role worker", "port 5558", "readinessProbe targets 5555",
+                             "FACEWIRE_SPEED (--speed) is not an option of --role worker"] {
+                #expect(bad.output.contains(fragment), "'\(fragment)' not reported:\n\(bad.output)")
+            }
+        }
+
+        @Test("the systemd units verify, and their exposure is rated OK",
+              .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze"), "needs systemd-analyze"),
+              .timeLimit(.minutes(2)))
+        func systemdUnits() throws {
+            let binary = try Locations.facewireBinary()
+            let units = FileManager.default.temporaryDirectory.appendingPathComponent("facewire-units-\(getpid())")
+            try? FileManager.default.removeItem(at: units)
+            try FileManager.default.createDirectory(at: units, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: units) }
+            let source = Self.repository.appendingPathComponent("deploy/systemd")
+            var names: [String] = []
+            for name in try FileManager.default.contentsOfDirectory(atPath: source.path) where name.hasSuffix(".service") {
+                // Point ExecStart at the built binary: verify checks that it exists.
+                let text = try String(contentsOf: source.appendingPathComponent(name), encoding: .utf8)
+                try text.replacingOccurrences(of: "/usr/local/bin/facewire", with: binary)
+                    .write(to: units.appendingPathComponent(name), atomically: true, encoding: .utf8)
+                names.append(units.appendingPathComponent(name).path)
+            }
+            #expect(names.count == 3)
+            let verify = try runCommand("/usr/bin/systemd-analyze", ["verify", "--man=no"] + names)
+            #expect(verify.status == 0 && verify.output.isEmpty, "\(verify.output)")
+            for name in names {
+                let security = try runCommand("/usr/bin/systemd-analyze", ["security", "--offline=true", name])
+                let verdict = security.output.split(separator: "\n").last.map(String.init) ?? ""
+                print("[systemd] \(verdict)")
+                #expect(verdict.contains(" OK ") || verdict.contains("SAFE"), "\(name): \(verdict)")
+            }
+        }
+    }
+}
