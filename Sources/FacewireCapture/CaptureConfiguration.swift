@@ -1,5 +1,6 @@
 import FacewireImage
 import FacewireProtocol
+import ZeroMQ
 
 /// How a capture node reads, paces and publishes frames.
 public struct CaptureConfiguration: Sendable {
@@ -48,6 +49,8 @@ public struct CaptureConfiguration: Sendable {
     public var orientation: Orientation?
     /// Seconds between the capture statistics lines on the log (0: none).
     public var statisticsIntervalSeconds: Double = 5
+    /// CURVE: this node's keys, the collector's public key, and the worker keys allowed to take frames.
+    public var security: CurveSecurity?
     /// Seconds between attempts to reopen a camera that disappeared.
     public var reopenIntervalSeconds: Double = 1
 

@@ -38,7 +38,18 @@ public final class CaptureNode: @unchecked Sendable {
         // No context shutdown on stop: every wait here wakes up at least every 100 ms to look at `stop`, so the
         // node can still tell the collector where its stream ended.
 
-        let frames = try FrameDispatcher(context: context, bind: configuration.bind, counters: counters)
+        var zap: ZAPAuthenticator?
+        if let security = configuration.security {
+            zap = try ZAPAuthenticator(context: context, allowed: security.allowedClients) { [counters, logger] decision in
+                counters.add(decision.accepted ? "zap_accepted" : "zap_denied")
+                if decision.isFirstRefusal {
+                    logger.warning("refused a worker whose key is not allowed", metadata: ["key": "\(decision.key)", "address": "\(decision.address)"])
+                }
+            }
+        }
+        defer { withExtendedLifetime(zap) {} }
+        let frames = try FrameDispatcher(
+            context: context, bind: configuration.bind, counters: counters, curveSecretKey: configuration.security?.keyPair.secretKey)
         let bound = frames.endpoint
         boundEndpoint = bound
         let advertised = configuration.advertise ?? bound
@@ -52,6 +63,10 @@ public final class CaptureNode: @unchecked Sendable {
             let socket = try ZMQSocket(context: context, kind: .dealer)
             try socket.setHighWaterMarks(send: 100_000)
             try socket.setLinger(milliseconds: 5000)
+            if let security = configuration.security {
+                guard let key = security.collectorKey else { throw NodeError("CURVE needs the collector's public key (--curve-server-key)") }
+                try socket.makeCurveClient(serverKey: key, keyPair: security.keyPair)
+            }
             try socket.connect(collector)
             control = socket
         }
@@ -76,6 +91,7 @@ public final class CaptureNode: @unchecked Sendable {
             hello.epoch = epoch
             hello.frameEndpoint = advertised
             hello.nextSeq = nextSeq
+            hello.curvePublicKey = configuration.security?.keyPair.publicKey ?? ""
             sendControl(.hello(hello))
             lastHello = Clock.monotonicNanoseconds()
         }

@@ -21,9 +21,12 @@ final class FrameDispatcher {
     /// The endpoint actually bound.
     let endpoint: String
 
-    init(context: ZMQContext, bind: String, counters: Counters) throws {
+    /// - Parameter curveSecretKey: CURVE: make the frame socket a CURVE server with this key (the context's ZAP
+    ///   handler decides which workers get in).
+    init(context: ZMQContext, bind: String, counters: Counters, curveSecretKey: String? = nil) throws {
         socket = try ZMQSocket(context: context, kind: .router)
         self.counters = counters
+        if let curveSecretKey { try socket.makeCurveServer(secretKey: curveSecretKey) }
         // Fail at once (EHOSTUNREACH) for a worker that disconnected instead of dropping the frame silently.
         try socket.setRouterMandatory(true)
         try socket.setHighWaterMarks(send: 4, receive: 1000)

@@ -1,4 +1,5 @@
 import FacewireProtocol
+import ZeroMQ
 
 /// Where the collector listens and how long it waits for late frames.
 public struct CollectorConfiguration: Sendable {
@@ -17,6 +18,8 @@ public struct CollectorConfiguration: Sendable {
     public var tracking: FaceTracker.Configuration
     /// Seconds between the per-stream statistics lines on the log (0: none).
     public var statisticsIntervalSeconds: Double
+    /// CURVE: the collector's keys and the client keys it accepts (capture nodes, workers, tails); nil for plain TCP.
+    public var security: CurveSecurity?
 
     public init(
         bind: String = "tcp://*:\(Wire.defaultCollectorPort)",
@@ -25,8 +28,10 @@ public struct CollectorConfiguration: Sendable {
         maxPending: Int = 256,
         captureExpirySeconds: Double = 10,
         tracking: FaceTracker.Configuration = FaceTracker.Configuration(),
-        statisticsIntervalSeconds: Double = 5
+        statisticsIntervalSeconds: Double = 5,
+        security: CurveSecurity? = nil
     ) {
+        self.security = security
         self.bind = bind
         self.publish = publish
         self.maxDelayMilliseconds = maxDelayMilliseconds

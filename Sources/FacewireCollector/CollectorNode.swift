@@ -65,8 +65,22 @@ public final class CollectorNode: @unchecked Sendable {
 
     public func run(stop: StopToken, ready: (@Sendable (String, String) -> Void)? = nil) throws {
         stop.onStop { [context] in context.shutdown() }
+        var zap: ZAPAuthenticator?
+        if let security = configuration.security {
+            zap = try ZAPAuthenticator(context: context, allowed: security.allowedClients) { [counters, logger] decision in
+                counters.add(decision.accepted ? "zap_accepted" : "zap_denied")
+                if decision.isFirstRefusal {
+                    logger.warning("refused a peer whose key is not allowed", metadata: ["key": "\(decision.key)", "address": "\(decision.address)"])
+                }
+            }
+        }
+        defer { withExtendedLifetime(zap) {} }
         let router = try ZMQSocket(context: context, kind: .router)
         let publisher = try ZMQSocket(context: context, kind: .pub)
+        if let secret = configuration.security?.keyPair.secretKey {
+            try router.makeCurveServer(secretKey: secret)
+            try publisher.makeCurveServer(secretKey: secret)
+        }
         defer {
             router.close()
             publisher.close()
@@ -253,6 +267,7 @@ public final class CollectorNode: @unchecked Sendable {
             info.stream = hello.stream
             info.epoch = hello.epoch
             info.frameEndpoint = Endpoint.resolvingWildcard(hello.frameEndpoint, host: peerAddress ?? "127.0.0.1")
+            info.curvePublicKey = hello.curvePublicKey
             let isNew = captures[hello.stream]?.info != info
             captures[hello.stream] = CaptureEntry(info: info, lastHello: now)
             if isNew {

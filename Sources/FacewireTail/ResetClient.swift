@@ -9,11 +9,15 @@ public enum ResetClient {
     /// Sends a `Reset` for `stream` ("" = every open stream) and waits for the collector's reply.
     /// - Returns: the streams the collector reset (empty: it has no open stream of that name).
     /// - Throws: ``NodeError`` when no reply came within `timeoutSeconds`.
-    public static func reset(collector: String, stream: String, timeoutSeconds: Double) throws -> [String] {
+    public static func reset(collector: String, stream: String, timeoutSeconds: Double, security: CurveSecurity? = nil) throws -> [String] {
         let context = ZMQContext()
         let socket = try ZMQSocket(context: context, kind: .dealer)
         defer { socket.close() }
         try socket.setMaxMessageSize(Wire.maxControlMessageBytes)
+        if let security {
+            guard let key = security.collectorKey else { throw NodeError("CURVE needs the collector's public key (--curve-server-key)") }
+            try socket.makeCurveClient(serverKey: key, keyPair: security.keyPair)
+        }
         try socket.connect(collector)
         var request = ResetRequest()
         request.stream = stream

@@ -16,11 +16,14 @@ public final class TailClient: @unchecked Sendable {
         public var publish: String?
         /// Only these streams (empty: all).
         public var streams: [String]
+        /// CURVE: this tail's keys and the collector's public key; nil for plain TCP.
+        public var security: CurveSecurity?
 
-        public init(collector: String? = nil, publish: String? = nil, streams: [String] = []) {
+        public init(collector: String? = nil, publish: String? = nil, streams: [String] = [], security: CurveSecurity? = nil) {
             self.collector = collector
             self.publish = publish
             self.streams = streams
+            self.security = security
         }
     }
 
@@ -60,6 +63,7 @@ public final class TailClient: @unchecked Sendable {
         defer { subscriber.close() }
         try subscriber.setHighWaterMarks(receive: 100_000)
         try subscriber.setMaxMessageSize(Wire.maxControlMessageBytes)
+        try secure(subscriber)
         if configuration.streams.isEmpty {
             try subscriber.subscribe([])
         } else {
@@ -109,6 +113,13 @@ public final class TailClient: @unchecked Sendable {
         }
     }
 
+    /// Makes a socket to the collector a CURVE client when CURVE is on.
+    private func secure(_ socket: ZMQSocket) throws {
+        guard let security = configuration.security else { return }
+        guard let key = security.collectorKey else { throw NodeError("CURVE needs the collector's public key (--curve-server-key)") }
+        try socket.makeCurveClient(serverKey: key, keyPair: security.keyPair)
+    }
+
     private func resolvePublishEndpoint(stop: StopToken) throws -> String? {
         if let publish = configuration.publish { return publish }
         guard let collector = configuration.collector else {
@@ -117,6 +128,7 @@ public final class TailClient: @unchecked Sendable {
         let control = try ZMQSocket(context: context, kind: .dealer)
         defer { control.close() }
         try control.setMaxMessageSize(Wire.maxControlMessageBytes)
+        try secure(control)
         try control.connect(collector)
         var hello = Hello()
         hello.role = .tail

@@ -1,5 +1,6 @@
 import FacewireDetection
 import FacewireProtocol
+import ZeroMQ
 
 /// How a worker finds frames and where it sends results.
 public struct WorkerConfiguration: Sendable {
@@ -15,6 +16,10 @@ public struct WorkerConfiguration: Sendable {
     public var workerID: String
     /// The analysis options for frames whose header leaves a setting unset.
     public var analysis: AnalysisOptions
+    /// CURVE: this worker's keys and the collector's public key; nil for plain TCP.
+    public var security: CurveSecurity?
+    /// CURVE: the public key of the capture nodes in ``captures`` (those the collector announces come with theirs).
+    public var staticCaptureKey: String?
 
     public init(
         collector: String,

@@ -31,7 +31,7 @@ public final class WorkerNode: @unchecked Sendable {
     public init(configuration: WorkerConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
-        self.directory = CaptureDirectory(configuration.captures)
+        self.directory = CaptureDirectory(configuration.captures, key: configuration.staticCaptureKey)
     }
 
     /// Runs until `stop` is set. Detector set-up errors (a missing model) are thrown before any thread starts.
@@ -65,6 +65,7 @@ public final class WorkerNode: @unchecked Sendable {
         let control = try ZMQSocket(context: context, kind: .dealer)
         defer { control.close() }
         try control.setMaxMessageSize(Wire.maxControlMessageBytes)
+        try secureToCollector(control)
         try control.connect(configuration.collector)
         var hello = Hello()
         hello.role = .worker
@@ -97,7 +98,8 @@ public final class WorkerNode: @unchecked Sendable {
                 continue
             }
             lastWelcome = Clock.monotonicNanoseconds()
-            for capture in welcome.captures where directory.add(capture.frameEndpoint) {
+            for capture in welcome.captures
+            where directory.add(capture.frameEndpoint, key: capture.curvePublicKey.isEmpty ? nil : capture.curvePublicKey) {
                 logger.info("learned capture", metadata: ["stream": "\(capture.stream)", "endpoint": "\(capture.frameEndpoint)"])
             }
         }
@@ -110,6 +112,7 @@ public final class WorkerNode: @unchecked Sendable {
         let results = try ZMQSocket(context: context, kind: .dealer)
         try results.setHighWaterMarks(send: 10_000)
         try results.setLinger(milliseconds: 2000)
+        try secureToCollector(results)
         try results.connect(configuration.collector)
         let ready: [UInt8] = try Ready(worker: workerID).serializedBytes()
         /// One DEALER per capture node: each gets this thread's credit, so a frame only comes when the thread is idle.
@@ -124,15 +127,23 @@ public final class WorkerNode: @unchecked Sendable {
 
         while !stop.isStopped {
             let (newEndpoints, count) = directory.endpoints(from: known)
-            for endpoint in newEndpoints {
+            for entry in newEndpoints {
                 do {
                     let socket = try ZMQSocket(context: context, kind: .dealer)
                     try socket.setMaxMessageSize(Wire.maxFrameMessageBytes)
                     try socket.setTCPKeepalive(idleSeconds: 10, intervalSeconds: 2, count: 3)
-                    try socket.connect(endpoint)
+                    if let security = configuration.security {
+                        guard let key = entry.key else {
+                            logger.error("capture node without a CURVE key: not connecting", metadata: ["endpoint": "\(entry.endpoint)"])
+                            socket.close()
+                            continue
+                        }
+                        try socket.makeCurveClient(serverKey: key, keyPair: security.keyPair)
+                    }
+                    try socket.connect(entry.endpoint)
                     captures.append((socket, 0))
                 } catch {
-                    logger.error("cannot connect to capture", metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
+                    logger.error("cannot connect to capture", metadata: ["endpoint": "\(entry.endpoint)", "error": "\(error)"])
                 }
             }
             known = count
@@ -187,6 +198,13 @@ public final class WorkerNode: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// Makes a socket to the collector a CURVE client when CURVE is on.
+    private func secureToCollector(_ socket: ZMQSocket) throws {
+        guard let security = configuration.security else { return }
+        guard let key = security.collectorKey else { throw NodeError("CURVE needs the collector's public key (--curve-server-key)") }
+        try socket.makeCurveClient(serverKey: key, keyPair: security.keyPair)
     }
 
     func process(_ frame: FrameMessage, receivedAt: Int64, analyzer: FrameAnalyzer, workerID: String) -> FrameResult {

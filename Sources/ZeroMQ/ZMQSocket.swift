@@ -12,7 +12,7 @@ import Glibc
 public final class ZMQSocket {
     /// The ZeroMQ socket patterns Facewire uses.
     public enum Kind: Sendable {
-        case push, pull, pub, sub, dealer, router
+        case push, pull, pub, sub, dealer, router, rep
 
         var rawValue: Int32 {
             switch self {
@@ -22,6 +22,7 @@ public final class ZMQSocket {
             case .sub: ZMQ_SUB
             case .dealer: ZMQ_DEALER
             case .router: ZMQ_ROUTER
+            case .rep: ZMQ_REP
             }
         }
     }

@@ -21,7 +21,7 @@ enum Entry {
                 role = String(arguments[index].dropFirst("--role=".count))
                 arguments.remove(at: index)
             }
-        } else if let first = arguments.first, Role(rawValue: first) != nil || ["detect", "eval", "reset"].contains(first) {
+        } else if let first = arguments.first, Role(rawValue: first) != nil || ["detect", "eval", "reset", "keygen"].contains(first) {
             role = arguments.removeFirst()
         } else if let fromEnvironment = environment["FACEWIRE_ROLE"], !fromEnvironment.isEmpty,
             !arguments.contains("--help"), !arguments.contains("-h")
@@ -53,13 +53,14 @@ struct FacewireCommand: ParsableCommand {
             Start any node with a role: facewire --role capture|worker|collector|tail|local [options]
             Each role has its own help: facewire --role worker --help. facewire detect --source FILE analyses a file \
             in one process, without a cluster; \
-            facewire reset --collector ENDPOINT --stream ID restarts tracking on a stream.
+            facewire reset --collector ENDPOINT --stream ID restarts tracking on a stream; facewire keygen NAME \
+            makes a CURVE key pair.
             Every option can also be set with an environment variable: --max-delay 500 is FACEWIRE_MAX_DELAY=500,
             --loop is FACEWIRE_LOOP=1; the command line wins.
             """,
         subcommands: [
             CaptureCommand.self, WorkerCommand.self, CollectorCommand.self, TailCommand.self, LocalCommand.self,
-            DetectCommand.self, EvalCommand.self, ResetCommand.self,
+            DetectCommand.self, EvalCommand.self, ResetCommand.self, KeygenCommand.self,
         ]
     )
 }

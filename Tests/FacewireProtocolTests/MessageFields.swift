@@ -148,12 +148,14 @@ enum MessageFields {
             "epoch": number(hello.epoch),
             "frame_endpoint": .string(hello.frameEndpoint),
             "next_seq": number(hello.nextSeq),
+            "curve_public_key": .string(hello.curvePublicKey),
         ])
     }
 
     static func of(_ info: CaptureInfo) -> JSONValue {
         .object([
             "stream": .string(info.stream), "epoch": number(info.epoch), "frame_endpoint": .string(info.frameEndpoint),
+            "curve_public_key": .string(info.curvePublicKey),
         ])
     }
 

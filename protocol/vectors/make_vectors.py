@@ -221,11 +221,17 @@ def enc_hello(m):
         + f_uint(4, m["epoch"])
         + f_string(5, m["frame_endpoint"])
         + f_uint(6, m["next_seq"])
+        + f_string(7, m.get("curve_public_key", ""))
     )
 
 
 def enc_capture_info(m):
-    return f_string(1, m["stream"]) + f_uint(2, m["epoch"]) + f_string(3, m["frame_endpoint"])
+    return (
+        f_string(1, m["stream"])
+        + f_uint(2, m["epoch"])
+        + f_string(3, m["frame_endpoint"])
+        + f_string(4, m.get("curve_public_key", ""))
+    )
 
 
 def enc_welcome(m):
@@ -616,13 +622,27 @@ HELLO_CAPTURE = {
     "epoch": EPOCH,
     "frame_endpoint": "tcp://0.0.0.0:5555",
     "next_seq": 42,
+    "curve_public_key": "",
 }
-HELLO_WORKER = {"role": "ROLE_WORKER", "node_id": "gpu-host:4242", "stream": "", "epoch": 0, "frame_endpoint": "", "next_seq": 0}
-HELLO_TAIL = {"role": "ROLE_TAIL", "node_id": "laptop:9001", "stream": "", "epoch": 0, "frame_endpoint": "", "next_seq": 0}
+CURVE_KEY = "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7"  # the public key of the CURVE example in the ZeroMQ guide
+HELLO_CAPTURE_CURVE = dict(HELLO_CAPTURE, curve_public_key=CURVE_KEY)
+HELLO_WORKER = {
+    "role": "ROLE_WORKER", "node_id": "gpu-host:4242", "stream": "", "epoch": 0, "frame_endpoint": "", "next_seq": 0,
+    "curve_public_key": "",
+}
+HELLO_TAIL = {
+    "role": "ROLE_TAIL", "node_id": "laptop:9001", "stream": "", "epoch": 0, "frame_endpoint": "", "next_seq": 0,
+    "curve_public_key": "",
+}
 WELCOME = {
     "captures": [
-        {"stream": STREAM, "epoch": EPOCH, "frame_endpoint": "tcp://10.0.0.21:5555"},
-        {"stream": "door.cam_2", "epoch": 1732239000000000, "frame_endpoint": "tcp://10.0.0.22:5555"},
+        {"stream": STREAM, "epoch": EPOCH, "frame_endpoint": "tcp://10.0.0.21:5555", "curve_public_key": ""},
+        {
+            "stream": "door.cam_2",
+            "epoch": 1732239000000000,
+            "frame_endpoint": "tcp://10.0.0.22:5555",
+            "curve_public_key": CURVE_KEY,
+        },
     ],
     "publish_endpoint": "tcp://0.0.0.0:5557",
 }
@@ -638,6 +658,7 @@ END = {"stream": STREAM, "epoch": EPOCH, "next_seq": 100}
 
 for name, body_name, body in (
     ("envelope_hello_capture", "hello", HELLO_CAPTURE),
+    ("envelope_hello_capture_curve", "hello", HELLO_CAPTURE_CURVE),
     ("envelope_hello_worker", "hello", HELLO_WORKER),
     ("envelope_hello_tail", "hello", HELLO_TAIL),
     ("envelope_welcome", "welcome", WELCOME),

@@ -555,6 +555,9 @@ public nonisolated struct Facewire_V1_Hello: Sendable {
   /// the next sequence this capture node will assign
   public var nextSeq: UInt64 = 0
 
+  /// capture only, with CURVE: its frame socket's public key (Z85, 40 characters)
+  public var curvePublicKey: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -570,6 +573,9 @@ public nonisolated struct Facewire_V1_CaptureInfo: Sendable {
   public var epoch: UInt64 = 0
 
   public var frameEndpoint: String = String()
+
+  /// with CURVE: the key workers use to connect (the capture node's Hello)
+  public var curvePublicKey: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1586,7 +1592,7 @@ nonisolated extension Facewire_V1_FrameResult: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Facewire_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Hello"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}role\0\u{3}node_id\0\u{1}stream\0\u{1}epoch\0\u{3}frame_endpoint\0\u{3}next_seq\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}role\0\u{3}node_id\0\u{1}stream\0\u{1}epoch\0\u{3}frame_endpoint\0\u{3}next_seq\0\u{3}curve_public_key\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1600,6 +1606,7 @@ nonisolated extension Facewire_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
       case 4: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       case 5: try { try decoder.decodeSingularStringField(value: &self.frameEndpoint) }()
       case 6: try { try decoder.decodeSingularUInt64Field(value: &self.nextSeq) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self.curvePublicKey) }()
       default: break
       }
     }
@@ -1624,6 +1631,9 @@ nonisolated extension Facewire_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
     if self.nextSeq != 0 {
       try visitor.visitSingularUInt64Field(value: self.nextSeq, fieldNumber: 6)
     }
+    if !self.curvePublicKey.isEmpty {
+      try visitor.visitSingularStringField(value: self.curvePublicKey, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1634,6 +1644,7 @@ nonisolated extension Facewire_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
     if lhs.epoch != rhs.epoch {return false}
     if lhs.frameEndpoint != rhs.frameEndpoint {return false}
     if lhs.nextSeq != rhs.nextSeq {return false}
+    if lhs.curvePublicKey != rhs.curvePublicKey {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1641,7 +1652,7 @@ nonisolated extension Facewire_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
 
 nonisolated extension Facewire_V1_CaptureInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".CaptureInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}stream\0\u{1}epoch\0\u{3}frame_endpoint\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}stream\0\u{1}epoch\0\u{3}frame_endpoint\0\u{3}curve_public_key\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1652,6 +1663,7 @@ nonisolated extension Facewire_V1_CaptureInfo: SwiftProtobuf.Message, SwiftProto
       case 1: try { try decoder.decodeSingularStringField(value: &self.stream) }()
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self.frameEndpoint) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.curvePublicKey) }()
       default: break
       }
     }
@@ -1667,6 +1679,9 @@ nonisolated extension Facewire_V1_CaptureInfo: SwiftProtobuf.Message, SwiftProto
     if !self.frameEndpoint.isEmpty {
       try visitor.visitSingularStringField(value: self.frameEndpoint, fieldNumber: 3)
     }
+    if !self.curvePublicKey.isEmpty {
+      try visitor.visitSingularStringField(value: self.curvePublicKey, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1674,6 +1689,7 @@ nonisolated extension Facewire_V1_CaptureInfo: SwiftProtobuf.Message, SwiftProto
     if lhs.stream != rhs.stream {return false}
     if lhs.epoch != rhs.epoch {return false}
     if lhs.frameEndpoint != rhs.frameEndpoint {return false}
+    if lhs.curvePublicKey != rhs.curvePublicKey {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

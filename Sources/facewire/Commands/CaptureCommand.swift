@@ -68,6 +68,7 @@ struct CaptureCommand: ParsableCommand {
     var maxAge: Int = 2000
 
     @OptionGroup(title: "Stream settings (sent with every frame; unset ones are each worker's)") var analysis: AnalysisFlags
+    @OptionGroup(title: "Security (CURVE)") var curve: CurveOptions
     @OptionGroup(title: "Metrics") var metrics: MetricsOptions
     @OptionGroup var log: LogOptions
 
@@ -110,6 +111,7 @@ struct CaptureCommand: ParsableCommand {
         configuration.maxFPS = maxFps
         configuration.orientation = orientation.map { Orientation(rawValue: $0) }
         configuration.statisticsIntervalSeconds = statsInterval
+        configuration.security = try curve.security(needs: collector == nil ? .allowList : .both)
         let node = try CaptureNode(configuration: configuration, logger: logger)
         try NodeRunner.run(logger: logger) { stop in
             let server = try metrics.start(logger: logger, stop: stop) { node.liveness.health() }

@@ -40,6 +40,7 @@ struct CollectorCommand: ParsableCommand {
     @Option(help: "Seconds between per-stream statistics (frames, processed, drops by reason, late, fps, latency p50/p99), on stderr and in the stream; 0 turns them off.")
     var statsInterval: Double = 5
 
+    @OptionGroup(title: "Security (CURVE)") var curve: CurveOptions
     @OptionGroup(title: "Metrics") var metrics: MetricsOptions
     @OptionGroup var log: LogOptions
 
@@ -60,7 +61,7 @@ struct CollectorCommand: ParsableCommand {
             configuration: CollectorConfiguration(
                 bind: bind, publish: publish, maxDelayMilliseconds: maxDelay, maxPending: maxPending,
                 tracking: FaceTracker.Configuration(maxAge: trackMaxAge, minHits: trackMinHits),
-                statisticsIntervalSeconds: statsInterval),
+                statisticsIntervalSeconds: statsInterval, security: try curve.security(needs: .allowList)),
             logger: logger,
             sink: file.map { file in { try file.write($0) } }
         )

@@ -25,6 +25,8 @@ struct ResetCommand: ParsableCommand {
     @Option(help: "Seconds to wait for the collector's answer.")
     var timeout: Double = 5
 
+    @OptionGroup(title: "Security (CURVE)") var curve: CurveOptions
+
     func validate() throws {
         if let stream, !Wire.isValidStreamID(stream) {
             throw ValidationError("--stream must be 1 to 64 characters of A-Z a-z 0-9 . _ -")
@@ -34,8 +36,9 @@ struct ResetCommand: ParsableCommand {
 
     func run() throws {
         let streams: [String]
+        let security = try curve.security(needs: .serverKey)
         do {
-            streams = try ResetClient.reset(collector: collector, stream: stream ?? "", timeoutSeconds: timeout)
+            streams = try ResetClient.reset(collector: collector, stream: stream ?? "", timeoutSeconds: timeout, security: security)
         } catch {
             FileHandle.standardError.write(Data("facewire reset: \(error)\n".utf8))
             throw ExitCode(2)

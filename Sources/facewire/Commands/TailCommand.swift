@@ -31,6 +31,7 @@ struct TailCommand: ParsableCommand {
     @Option(help: "Exit after this many frame lines.")
     var frames: Int?
 
+    @OptionGroup(title: "Security (CURVE)") var curve: CurveOptions
     @OptionGroup(title: "Metrics") var metrics: MetricsOptions
     @OptionGroup var log: LogOptions
 
@@ -41,7 +42,9 @@ struct TailCommand: ParsableCommand {
     func run() throws {
         let logger = try log.makeLogger("facewire.tail")
         metrics.bootstrapIfNeeded()
-        let client = TailClient(configuration: .init(collector: collector, publish: publish, streams: stream), logger: logger)
+        let client = TailClient(
+            configuration: .init(collector: collector, publish: publish, streams: stream, security: try curve.security(needs: .serverKey)),
+            logger: logger)
         let printer = output.printer
         var printed = 0
         try NodeRunner.run(logger: logger) { stop in

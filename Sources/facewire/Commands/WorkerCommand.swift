@@ -3,6 +3,7 @@ import FacewireProtocol
 import FacewireRuntime
 import FacewireWorker
 import Foundation
+import ZeroMQ
 
 struct WorkerCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -26,15 +27,19 @@ struct WorkerCommand: ParsableCommand {
     @Option(help: "Worker id in results (default: host:pid).")
     var id: String?
 
+    @Option(help: "CURVE: the public key (.pub) of the capture nodes given with --capture (announced ones bring theirs).")
+    var captureKey: String?
+
     @OptionGroup var detector: DetectorOptions
     @OptionGroup(title: "Defaults for streams that do not set them") var analysis: AnalysisFlags
+    @OptionGroup(title: "Security (CURVE)") var curve: CurveOptions
     @OptionGroup(title: "Metrics") var metrics: MetricsOptions
     @OptionGroup var log: LogOptions
 
     func run() throws {
         let logger = try log.makeLogger("facewire.worker")
         metrics.bootstrapIfNeeded()
-        let configuration = WorkerConfiguration(
+        var configuration = WorkerConfiguration(
             collector: collector,
             captures: capture.flatMap { $0.split(separator: ",").map(String.init) },
             threads: threads ?? ProcessInfo.processInfo.activeProcessorCount,
@@ -42,6 +47,15 @@ struct WorkerCommand: ParsableCommand {
             workerID: id ?? defaultNodeID(),
             analysis: try analysis.options()
         )
+        configuration.security = try curve.security(needs: .serverKey)
+        if let captureKey {
+            guard configuration.security != nil else { throw ValidationError("--capture-key needs --curve-secret-key") }
+            do {
+                configuration.staticCaptureKey = try CurveKeyPair(file: captureKey).publicKey
+            } catch {
+                throw ValidationError("--capture-key: \(error)")
+            }
+        }
         let node = WorkerNode(configuration: configuration, logger: logger)
         try NodeRunner.run(logger: logger) { stop in
             let server = try metrics.start(logger: logger, stop: stop) { node.liveness.health() }

@@ -1,0 +1,210 @@
+import CZeroMQ
+import Foundation
+
+/// A CURVE key pair (CurveZMQ: Curve25519 keys, encrypted and authenticated connections), as Z85 text.
+public struct CurveKeyPair: Sendable, Equatable {
+    /// 40 characters of Z85.
+    public var publicKey: String
+    /// 40 characters of Z85; nil for a public key alone (a `.pub` file).
+    public var secretKey: String?
+
+    public init(publicKey: String, secretKey: String?) {
+        self.publicKey = publicKey
+        self.secretKey = secretKey
+    }
+
+    /// A new key pair from libzmq (libsodium's random source).
+    public static func generate() throws -> CurveKeyPair {
+        var publicKey = [CChar](repeating: 0, count: 41)
+        var secretKey = [CChar](repeating: 0, count: 41)
+        guard zmq_curve_keypair(&publicKey, &secretKey) == 0 else { throw ZMQError.last("zmq_curve_keypair") }
+        return CurveKeyPair(publicKey: String(cString: publicKey), secretKey: String(cString: secretKey))
+    }
+
+    /// Whether `key` is a well-formed Z85 key (40 characters that decode to 32 bytes).
+    public static func isValidKey(_ key: String) -> Bool {
+        guard key.utf8.count == 40 else { return false }
+        var bytes = [UInt8](repeating: 0, count: 32)
+        return key.withCString { zmq_z85_decode(&bytes, $0) } != nil
+    }
+
+    /// The Z85 text of a 32-byte binary key (what a ZAP request carries).
+    public static func z85(_ binary: [UInt8]) -> String? {
+        guard binary.count == 32 else { return nil }
+        var text = [CChar](repeating: 0, count: 41)
+        guard zmq_z85_encode(&text, binary, 32) != nil else { return nil }
+        return String(cString: text)
+    }
+
+    /// The file a key pair is kept in: `public-key = "…"` and, in a secret file, `secret-key = "…"`, with comments.
+    public func fileText() -> String {
+        var text = secretKey == nil
+            ? "# facewire CURVE public key: give it to the nodes that must accept this one\n"
+            : "# facewire CURVE key pair: keep this file secret (its .pub twin holds the public half)\n"
+        text += "public-key = \"\(publicKey)\"\n"
+        if let secretKey { text += "secret-key = \"\(secretKey)\"\n" }
+        return text
+    }
+
+    /// Reads a `.key` or `.pub` file written by ``fileText()`` (a bare 40-character key also reads as a public key).
+    public init(file path: String) throws {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ZMQError(code: ENOENT, operation: "cannot read the key file \(path): \(error.localizedDescription)")
+        }
+        var values: [String: String] = [:]
+        for line in text.split(whereSeparator: \.isNewline) {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
+            if let equals = trimmed.firstIndex(of: "=") {
+                let name = trimmed[..<equals].trimmingCharacters(in: .whitespaces)
+                let value = trimmed[trimmed.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+                    .trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+                values[name] = value
+            } else if Self.isValidKey(trimmed) {
+                values["public-key"] = trimmed
+            }
+        }
+        guard let publicKey = values["public-key"], Self.isValidKey(publicKey) else {
+            throw ZMQError(code: EINVAL, operation: "\(path) holds no valid public-key (40 characters of Z85)")
+        }
+        if let secret = values["secret-key"], !Self.isValidKey(secret) {
+            throw ZMQError(code: EINVAL, operation: "\(path): secret-key is not 40 characters of Z85")
+        }
+        self.init(publicKey: publicKey, secretKey: values["secret-key"])
+    }
+}
+
+/// A node's CURVE settings: its own key pair, the collector's public key, and whom it accepts.
+public struct CurveSecurity: Sendable {
+    /// This node's keys (`--curve-secret-key`).
+    public var keyPair: CurveKeyPair
+    /// The collector's public key (`--curve-server-key`), for the sockets that connect to it.
+    public var collectorKey: String?
+    /// The client public keys accepted on the sockets this node binds (`--curve-allow`).
+    public var allowedClients: Set<String>
+
+    public init(keyPair: CurveKeyPair, collectorKey: String?, allowedClients: Set<String>) {
+        self.keyPair = keyPair
+        self.collectorKey = collectorKey
+        self.allowedClients = allowedClients
+    }
+
+    /// Reads every public key in `path`: one key file, or every `*.pub` file of a directory.
+    public static func publicKeys(at path: String) throws -> Set<String> {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw ZMQError(code: ENOENT, operation: "\(path) does not exist")
+        }
+        if !isDirectory.boolValue { return [try CurveKeyPair(file: path).publicKey] }
+        let files = try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".pub") }.sorted()
+        guard !files.isEmpty else { throw ZMQError(code: ENOENT, operation: "\(path) holds no .pub files") }
+        return Set(try files.map { try CurveKeyPair(file: path + "/" + $0).publicKey })
+    }
+}
+
+extension ZMQSocket {
+    /// Makes this (binding) socket a CURVE server with `secretKey`: every connection is encrypted, and the
+    /// context's ``ZAPAuthenticator`` decides which client keys are let in.
+    public func makeCurveServer(secretKey: String) throws {
+        try setOption(ZMQ_CURVE_SERVER, Int32(1))
+        try setOption(ZMQ_CURVE_SECRETKEY, Array(secretKey.utf8))
+        try setOption(ZMQ_ZAP_DOMAIN, Array("facewire".utf8))
+    }
+
+    /// Makes this (connecting) socket a CURVE client of the server whose public key is `serverKey`.
+    public func makeCurveClient(serverKey: String, keyPair: CurveKeyPair) throws {
+        guard let secretKey = keyPair.secretKey else {
+            throw ZMQError(code: EINVAL, operation: "a CURVE client needs a secret key")
+        }
+        try setOption(ZMQ_CURVE_SERVERKEY, Array(serverKey.utf8))
+        try setOption(ZMQ_CURVE_PUBLICKEY, Array(keyPair.publicKey.utf8))
+        try setOption(ZMQ_CURVE_SECRETKEY, Array(secretKey.utf8))
+    }
+}
+
+/// The ZeroMQ Authentication Protocol (ZAP, RFC 27) handler of one context: CURVE clients whose public key is on
+/// the allow-list are let in, every other handshake is refused (the peer gets nothing) and counted.
+///
+/// It must be started before any server socket of the context accepts a connection, and stops when the context is
+/// shut down.
+public final class ZAPAuthenticator: @unchecked Sendable {
+    private let socket: ZMQSocket
+    private let allowed: Set<String>
+    private let lock = NSLock()
+    private var counts = (accepted: 0, denied: 0)
+    private var refusedKeys: Set<String> = []
+    private let onDecision: (@Sendable (Decision) -> Void)?
+
+    /// One handshake's outcome.
+    public struct Decision: Sendable {
+        public var accepted: Bool
+        /// The client's public key (Z85), or "-" for a client not using CURVE.
+        public var key: String
+        /// The peer's address as libzmq gives it.
+        public var address: String
+        /// The first refusal of this key (peers retry every second or so: log this one, count them all).
+        public var isFirstRefusal: Bool
+    }
+
+    /// Binds `inproc://zeromq.zap.01` in `context` and answers requests on a thread of its own.
+    /// - Parameter onDecision: called for each handshake, on the handler's thread.
+    public init(context: ZMQContext, allowed: Set<String>, onDecision: (@Sendable (Decision) -> Void)? = nil) throws {
+        socket = try ZMQSocket(context: context, kind: .rep)
+        try socket.bind("inproc://zeromq.zap.01")
+        self.allowed = allowed
+        self.onDecision = onDecision
+        let thread = Thread { [self] in serve() }
+        thread.name = "facewire-zap"
+        thread.start()
+    }
+
+    /// Handshakes accepted and refused so far.
+    public var decisions: (accepted: Int, denied: Int) { lock.withLock { counts } }
+
+    private func serve() {
+        defer { socket.close() }
+        while true {
+            do {
+                guard try socket.waitForInput(timeoutMilliseconds: 500), let request = try socket.receive(dontWait: true) else { continue }
+                try socket.send(reply(to: request))
+            } catch let error as ZMQError where error.isTerminated {
+                return
+            } catch {
+                continue
+            }
+        }
+    }
+
+    /// ZAP request: version, request id, domain, address, identity, mechanism, credentials...
+    private func reply(to request: [[UInt8]]) -> [[UInt8]] {
+        let requestID = request.count > 1 ? request[1] : []
+        func answer(_ code: String, _ text: String, user: String = "") -> [[UInt8]] {
+            [Array("1.0".utf8), requestID, Array(code.utf8), Array(text.utf8), Array(user.utf8), []]
+        }
+        guard request.count >= 6, request[0] == Array("1.0".utf8) else { return answer("500", "malformed ZAP request") }
+        let address = String(decoding: request[3], as: UTF8.self)
+        let mechanism = String(decoding: request[5], as: UTF8.self)
+        guard mechanism == "CURVE", request.count >= 7, let key = CurveKeyPair.z85(request[6]) else {
+            record(false, "-", address)
+            return answer("400", "CURVE required")
+        }
+        let accepted = allowed.contains(key)
+        record(accepted, key, address)
+        return accepted ? answer("200", "OK", user: key) : answer("400", "key not allowed")
+    }
+
+    private func record(_ accepted: Bool, _ key: String, _ address: String) {
+        let first: Bool = lock.withLock {
+            if accepted {
+                counts.accepted += 1
+                return false
+            }
+            counts.denied += 1
+            return refusedKeys.insert(key).inserted
+        }
+        onDecision?(Decision(accepted: accepted, key: key, address: address, isFirstRefusal: first))
+    }
+}
