@@ -44,7 +44,8 @@ public final class WorkerNode: @unchecked Sendable {
                 try FrameAnalyzer(
                     detector: try makeFaceDetector(configuration.detector), classifier: try makeExpressionClassifier()))
         }
-        stop.onStop { [context] in context.shutdown() }
+        // No context shutdown on stop: every wait below wakes within 200 ms, and a stopping worker first finishes
+        // the frame in hand and any frame already delivered to it, so that no frame it accepted is lost.
         let threads = NodeThreads()
         threads.spawn("control") { [self] in try controlLoop(stop: stop) }
         for (index, analyzer) in analyzers.enumerated() {
@@ -56,6 +57,7 @@ public final class WorkerNode: @unchecked Sendable {
         logger.info("worker running", metadata: ["threads": "\(analyzers.count)", "collector": "\(configuration.collector)"])
         let failures = threads.join()
         logger.info("worker stopped", metadata: ["counters": "\(counters.summary)"])
+        context.shutdown()
         if let failure = failures.first, !stop.isStopped { throw NodeError(failure) }
     }
 
@@ -164,39 +166,50 @@ public final class WorkerNode: @unchecked Sendable {
                 return
             }
             for (index, isReadable) in readable.enumerated() where isReadable {
-                let parts: [[UInt8]]
-                do {
-                    guard let received = try captures[index].socket.receive(dontWait: true) else { continue }
-                    parts = received
-                } catch let error as ZMQError where error.isTerminated {
-                    return
-                }
-                let receivedAt = Clock.wallMicroseconds()
-                defer {
-                    // Idle again: ask this capture node for the next frame.
+                guard let received = try captures[index].socket.receive(dontWait: true) else { continue }
+                try handle(received, analyzer: analyzer, workerID: workerID, results: results)
+                // Idle again: ask this capture node for the next frame (unless stopping: no new work then).
+                if !stop.isStopped {
                     _ = try? captures[index].socket.send([ready], dontWait: true)
                     captures[index].lastReady = Clock.monotonicNanoseconds()
                 }
-                let frame: FrameMessage
-                do {
-                    frame = try FrameMessage(parts: parts)
-                } catch {
-                    // Without a valid header there is no stream to answer to: count it and go on.
-                    counters.add("frames_malformed")
-                    logger.warning("malformed frame", metadata: ["error": "\(error)"])
-                    continue
-                }
-                counters.add("frames_received")
-                let result = process(frame, receivedAt: receivedAt, analyzer: analyzer, workerID: workerID)
-                let bytes: [UInt8] = try Envelope(.result(result)).serializedBytes()
-                do {
-                    if try !results.send([bytes], dontWait: true) {
-                        counters.add("results_lost")
-                    }
-                } catch let error as ZMQError where error.isTerminated {
-                    return
+            }
+        }
+        // Stopping (SIGTERM): a frame a capture node already sent against this thread's credit is still analysed and
+        // answered. The results socket lingers 2 s on close, so the answers go out.
+        // A frame sent just before the stop may still be on the wire: wait 100 ms for such stragglers.
+        var drained = 0
+        let deadline = Clock.monotonicNanoseconds() + 100_000_000
+        while !captures.isEmpty, Clock.monotonicNanoseconds() < deadline {
+            let left = Int((deadline - min(deadline, Clock.monotonicNanoseconds())) / 1_000_000) + 1
+            let readable = try ZMQSocket.poll(captures.map(\.socket), timeoutMilliseconds: left)
+            for (index, isReadable) in readable.enumerated() where isReadable {
+                while let received = try captures[index].socket.receive(dontWait: true) {
+                    try handle(received, analyzer: analyzer, workerID: workerID, results: results)
+                    drained += 1
                 }
             }
+        }
+        if drained > 0 { logger.info("finished the frames in hand before stopping", metadata: ["frames": "\(drained)", "thread": "\(index)"]) }
+    }
+
+    /// Analyses one received frame message and sends its result to the collector.
+    private func handle(_ parts: [[UInt8]], analyzer: FrameAnalyzer, workerID: String, results: ZMQSocket) throws {
+        let receivedAt = Clock.wallMicroseconds()
+        let frame: FrameMessage
+        do {
+            frame = try FrameMessage(parts: parts)
+        } catch {
+            // Without a valid header there is no stream to answer to: count it and go on.
+            counters.add("frames_malformed")
+            logger.warning("malformed frame", metadata: ["error": "\(error)"])
+            return
+        }
+        counters.add("frames_received")
+        let result = process(frame, receivedAt: receivedAt, analyzer: analyzer, workerID: workerID)
+        let bytes: [UInt8] = try Envelope(.result(result)).serializedBytes()
+        if try !results.send([bytes], dontWait: true) {
+            counters.add("results_lost")
         }
     }
 
