@@ -207,6 +207,7 @@ public final class CollectorNode: @unchecked Sendable {
     private func handle(_ message: ZMQSocket.Message, router: ZMQSocket, publisher: ZMQSocket) {
         guard message.parts.count == 2 else {
             counters.add("control_malformed")
+            counters.add("control_rejected_parts")
             return
         }
         let identity = message.parts[0]
@@ -215,6 +216,7 @@ public final class CollectorNode: @unchecked Sendable {
             envelope = try Envelope(part: message.parts[1])
         } catch {
             counters.add("control_malformed")
+            counters.add("control_rejected_\((error as? ProtocolError)?.code.description ?? "malformed")")
             logger.warning("malformed control message", metadata: ["error": "\(error)"])
             return
         }

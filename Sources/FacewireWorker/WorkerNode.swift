@@ -200,8 +200,9 @@ public final class WorkerNode: @unchecked Sendable {
         do {
             frame = try FrameMessage(parts: parts)
         } catch {
-            // Without a valid header there is no stream to answer to: count it and go on.
+            // Without a valid header there is no stream to answer to: count it (by its code) and go on.
             counters.add("frames_malformed")
+            counters.add("frames_rejected_\((error as? ProtocolError)?.code.description ?? "malformed")")
             logger.warning("malformed frame", metadata: ["error": "\(error)"])
             return
         }
