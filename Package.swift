@@ -13,7 +13,9 @@ let package = Package(
     name: "facewire",
     platforms: [.macOS(.v14)],
     products: [
-        .executable(name: "facewire", targets: ["facewire"])
+        .executable(name: "facewire", targets: ["facewire"]),
+        // The parsers the fuzz package (fuzz/) feeds; a library so the main build and tests compile it too.
+        .library(name: "FacewireFuzzing", targets: ["FacewireFuzzing"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -95,6 +97,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "FacewireFuzzing",
+            dependencies: ["FacewireProtocol", "FacewireImage"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "FacewireCollector",
             dependencies: [
                 "ZeroMQ", "FacewireRuntime", "FacewireProtocol",
@@ -128,6 +135,7 @@ let package = Package(
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "FacewireProtocolTests", dependencies: ["FacewireProtocol", "FacewireTail"]),
         .testTarget(name: "FacewireTailTests", dependencies: ["FacewireTail"]),
+        .testTarget(name: "FacewireFuzzingTests", dependencies: ["FacewireFuzzing"]),
         .testTarget(name: "FacewireImageTests", dependencies: ["FacewireImage"]),
         .testTarget(
             name: "FacewireDetectionTests",

@@ -90,6 +90,11 @@ struct NamespaceNetwork {
         }
     }
 
+    /// Takes a host's link on the switch down (a partition: its packets are dropped, its connections stay open) or up.
+    func setLink(_ host: String, up: Bool) throws {
+        try exec(switchName, ["link", "set", "p-\(host)", up ? "up" : "down"])
+    }
+
     /// `ip netns exec NS facewire ARGUMENTS` as a child of the cluster (ip execs the command: the pid is facewire's).
     func facewire(_ cluster: TestCluster, _ name: String, on host: String, _ arguments: [String]) throws -> NodeProcess {
         try cluster.launch(name, executable: ip, ["netns", "exec", namespace(host), try Locations.facewireBinary()] + arguments)
@@ -177,6 +182,66 @@ extension IntegrationTests {
                 #expect(worker.text(.stderr).contains("endpoint=tcp://\(captureAddress):\(capturePort)"),
                         "\(worker.name) learned the capture's real address")
             }
+        }
+
+        /// The worker's host is cut off for 5 s (its link on the switch goes down: packets vanish, no connection is
+        /// reset) and comes back. Nothing is restarted: the stream stays ordered and gap-free, the frames of the
+        /// outage are declared dropped, and processing resumes by itself once the link is up.
+        @Test(
+            "a 5 s partition between the worker's host and the others: frames dropped meanwhile, recovery without restarts",
+            .enabled(if: skipReason == nil, "\(skipReason ?? "")"),
+            .timeLimit(.minutes(5))
+        )
+        func partitionHeals() async throws {
+            let network = try NamespaceNetwork(hosts: [("capture", "10.77.0.1"), ("worker1", "10.77.0.2"), ("collector", "10.77.0.4")])
+            network.removeAll()
+            let cluster = try TestCluster("partition")
+            defer {
+                cluster.cleanup()
+                network.removeAll()
+            }
+            try network.create()
+            let frames = cluster.directory.appendingPathComponent("frames")
+            try SyntheticFrames.writeFolder(frames, count: 50, width: 320, height: 240)
+            let control = "tcp://\(network.address("collector")):7101"
+            let collector = try network.facewire(cluster, "collector", on: "collector", [
+                "--role", "collector", "--bind", "tcp://*:7101", "--publish", "tcp://*:7102", "--max-delay", "1000",
+            ])
+            try await collector.waitForLine(containing: "collector listening")
+            let tail = try network.facewire(cluster, "tail", on: "capture", [
+                "--role", "tail", "--collector", control, "--stream", "part", "--log-level", "debug",
+            ])
+            _ = try await tail.waitForLine(containing: "tail subscribed")
+            let worker = try network.facewire(cluster, "worker", on: "worker1", [
+                "--role", "worker", "--collector", control, "--threads", "1", "--id", "far",
+            ])
+            try await worker.waitForLine(containing: "worker running")
+            _ = try network.facewire(cluster, "capture", on: "capture", [
+                "--role", "capture", "--source", frames.path, "--stream", "part", "--bind", "tcp://*:7103",
+                "--collector", control, "--fps", "10", "--loop",
+            ])
+            _ = try await tail.waitFor(.stdout, "10 processed frames") { lines in
+                ((try? FrameLine.parseAll(lines)) ?? []).filter { $0.status == "processed" }.count >= 10
+            }
+            let workerPID = worker.pid
+            try network.setLink("worker1", up: false)
+            let cut = try FrameLine.parseAll(tail.lines(.stdout)).map(\.seq).max() ?? 0
+            try await Task.sleep(for: .seconds(5))
+            try network.setLink("worker1", up: true)
+            let healed = ContinuousClock.now
+            // Processing resumes: a processed frame captured after the link came back (10 frames/s: 50 after the cut).
+            _ = try await tail.waitFor(.stdout, timeout: .seconds(60), "processing after the partition") { lines in
+                ((try? FrameLine.parseAll(lines)) ?? []).contains { $0.status == "processed" && $0.seq > cut + 50 }
+            }
+            let recovery = ContinuousClock.now - healed
+            print("[partition] processing resumed \(recovery) after the link came back")
+            #expect(worker.isRunning && worker.pid == workerPID, "the worker must not have been restarted")
+            let lines = try FrameLine.parseAll(tail.lines(.stdout))
+            #expect(orderProblems(lines, count: lines.count).isEmpty, "\(orderProblems(lines, count: lines.count))")
+            let outage = lines.filter { $0.seq > cut + 5 && $0.seq <= cut + 45 }
+            let dropped = outage.filter { $0.status == "dropped" }
+            #expect(!outage.isEmpty && dropped.count >= outage.count / 2, "frames of the outage declared dropped: \(dropped.count) of \(outage.count)")
+            #expect(recovery < .seconds(15), "recovery took \(recovery)")
         }
     }
 }
