@@ -122,6 +122,7 @@ public final class CaptureNode: @unchecked Sendable {
         let statisticsInterval = UInt64(max(0, configuration.statisticsIntervalSeconds) * 1e9)
         func helloIfDue() {
             let now = Clock.monotonicNanoseconds()
+            try? frames.collectPending()
             liveness.beat("\(source.description): epoch \(epoch), \(nextSeq) frames numbered")
             cameraUp.record(1)
             if now - lastHello > UInt64(Wire.helloIntervalMilliseconds) * 1_000_000 {

@@ -15,6 +15,11 @@ final class FrameDispatcher {
     private let counters: Counters
     /// Worker connections with a credit, in the order they became idle.
     private var idle: [[UInt8]] = []
+    /// When each waiting worker last said Ready. An idle worker thread repeats Ready every second (SPEC 3.1): a
+    /// credit not renewed for ``creditLifetime`` belongs to a worker that died or is cut off, and is not used.
+    private var renewed: [[UInt8]: UInt64] = [:]
+    /// How long a credit lives without renewal, in nanoseconds (3 s: three missed Ready repeats).
+    static let creditLifetime: UInt64 = 3_000_000_000
     /// The worker id each connection gave in its Ready, for logs.
     private var names: [[UInt8]: String] = [:]
 
@@ -47,6 +52,11 @@ final class FrameDispatcher {
         while true {
             while !idle.isEmpty {
                 let worker = idle.removeFirst()
+                let age = Clock.monotonicNanoseconds() - (renewed.removeValue(forKey: worker) ?? 0)
+                guard age <= Self.creditLifetime else {
+                    counters.add("credits_expired")  // a dead or unreachable worker: no frame into the void
+                    continue
+                }
                 do {
                     if try socket.send([worker] + parts, dontWait: true) { return names[worker] ?? "?" }
                     counters.add("worker_full")
@@ -58,6 +68,12 @@ final class FrameDispatcher {
             try collectCredits(timeoutMilliseconds: 100)
             whileWaiting()
         }
+    }
+
+    /// Reads the Ready messages that arrived, without waiting: call it regularly, so that a credit's age is the
+    /// time since its worker last said Ready, not since the dispatcher last looked.
+    func collectPending() throws {
+        try collectCredits(timeoutMilliseconds: 0)
     }
 
     /// Waits up to `timeoutMilliseconds` for Ready messages.
@@ -90,6 +106,7 @@ final class FrameDispatcher {
                 names[parts[0]] = ready.worker
             }
             if !idle.contains(parts[0]) { idle.append(parts[0]) }
+            renewed[parts[0]] = Clock.monotonicNanoseconds()
         }
     }
 
