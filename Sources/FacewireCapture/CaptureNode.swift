@@ -16,6 +16,7 @@ public final class CaptureNode: @unchecked Sendable {
     /// Beats whenever the capture loop goes round (`/healthz`); unhealthy while a camera is lost.
     public let liveness = Liveness()
     private let cameraUp = Gauge(label: "facewire_capture_source_up")
+    private let waitingWorkers = Gauge(label: "facewire_capture_waiting_workers")
     private let logger: Logger
     private let context = ZMQContext()
 
@@ -123,6 +124,7 @@ public final class CaptureNode: @unchecked Sendable {
         func helloIfDue() {
             let now = Clock.monotonicNanoseconds()
             try? frames.collectPending()
+            waitingWorkers.record(frames.waitingWorkers)
             liveness.beat("\(source.description): epoch \(epoch), \(nextSeq) frames numbered")
             cameraUp.record(1)
             if now - lastHello > UInt64(Wire.helloIntervalMilliseconds) * 1_000_000 {

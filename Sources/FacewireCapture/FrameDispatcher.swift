@@ -70,6 +70,9 @@ final class FrameDispatcher {
         }
     }
 
+    /// Worker threads holding a credit right now (waiting for a frame).
+    var waitingWorkers: Int { idle.count }
+
     /// Reads the Ready messages that arrived, without waiting: call it regularly, so that a credit's age is the
     /// time since its worker last said Ready, not since the dispatcher last looked.
     func collectPending() throws {

@@ -316,13 +316,26 @@ public final class CollectorNode: @unchecked Sendable {
             counters.add("invalid_stream")
             return false
         }
+        let key = StreamKey(stream: stream, epoch: epoch)
+        let before = table.buffer(key)?.counters ?? StreamCounters()
         let outcome = table.apply(input, stream: stream, epoch: epoch, at: now)
+        // Late and duplicate results as they happen (`results_late_total`, `results_duplicate_total`): the buffer's
+        // counters after this input, or the final ones if it ended the stream.
+        var after = table.buffer(key)?.counters
+        for (emittedKey, emissions) in outcome.emissions where emittedKey == key {
+            for case .end(let final) in emissions { after = final }
+        }
+        if let after {
+            if after.late > before.late { counters.add("results_late", after.late - before.late) }
+            if after.duplicates > before.duplicates { counters.add("results_duplicate", after.duplicates - before.duplicates) }
+        }
         switch outcome.rejected {
         case .staleEpoch?:
             counters.add("stale_epoch")
             return false
         case .afterEnd?:
             counters.add("late_after_end")
+            if case .result = input { counters.add("results_late") }
             return false
         case nil: break
         }

@@ -238,6 +238,23 @@ struct CollectorNodeTests {
         #expect(order == expected)
     }
 
+    @Test("late and duplicate results are counted as they happen (results_late, results_duplicate)", .timeLimit(.minutes(2)))
+    func lateAndDuplicateResultsAreCounted() throws {
+        let harness = try CollectorHarness(maxDelayMilliseconds: 100)
+        defer { harness.shutdown() }
+        try harness.send(CollectorHarness.hello(stream: "dup", epoch: 3))
+        try harness.send(CollectorHarness.result(stream: "dup", epoch: 3, seq: 0, faceX: nil))
+        try harness.send(CollectorHarness.result(stream: "dup", epoch: 3, seq: 0, faceX: nil))  // a duplicate
+        try harness.send(CollectorHarness.result(stream: "dup", epoch: 3, seq: 2, faceX: nil))  // 1 goes missing
+        // Seq 1 times out after 100 ms and is emitted as dropped; its result then comes late.
+        _ = try harness.messages { $0.contains { if case .frame(let frame) = $0.body { frame.seq == 2 } else { false } } }
+        try harness.send(CollectorHarness.result(stream: "dup", epoch: 3, seq: 1, faceX: nil))
+        try harness.send(CollectorHarness.end(stream: "dup", epoch: 3, nextSeq: 3))
+        _ = try harness.messages { $0.contains(where: Self.isEnd) }
+        #expect(harness.node.counters.value("results_duplicate") == 1)
+        #expect(harness.node.counters.value("results_late") == 1)
+    }
+
     @Test("statistics in the stream: windows add up to the frames emitted before each of them", .timeLimit(.minutes(2)))
     func statisticsAddUp() throws {
         let harness = try CollectorHarness(statisticsIntervalSeconds: 0.2)

@@ -58,7 +58,7 @@ extension IntegrationTests {
             _ = try await cluster.startWorker(control: control, metricsFlags(workerPort))
             let capture = try cluster.facewire("capture", [
                 "--role", "capture", "--source", frames.path, "--stream", "m", "--bind", "tcp://127.0.0.1:\(ports[2])",
-                "--collector", control, "--fps", "max", "--loop", "--frames", "30",
+                "--collector", control, "--fps", "max", "--loop", "--frames", "30", "--stats-interval", "0",
             ] + metricsFlags(capturePort))
             _ = try await tail.waitFor(.stdout, "30 frames") { $0.count >= 30 }
 
@@ -78,6 +78,7 @@ extension IntegrationTests {
             let tailMetrics = try httpGet(port: tailPort, path: "/metrics")
             #expect(sample(tailMetrics.body, "facewire_frames_received_total") == 30, "\(tailMetrics.body)")
             if capture.isRunning, let captured = try? httpGet(port: capturePort, path: "/metrics") {
+                // The capture node is usually gone by now (its source ended); when it is not, its figures show.
                 #expect(sample(captured.body, "facewire_frames_sent_total") ?? 0 >= 1)
             }
             for port in [collectorPort, workerPort, tailPort] {
@@ -103,6 +104,13 @@ extension IntegrationTests {
                  "--metrics-port", String(ports[1]), "--metrics-host", "127.0.0.1"],
                 environment: ["FACEWIRE_V4L2_SIMULATION": script.path])
             try await capture.waitForLine(containing: "metrics serving")
+            // Its metrics: frames captured from the camera, the source up, the workers waiting (none here).
+            try await Task.sleep(for: .milliseconds(700))
+            let metrics = try httpGet(port: ports[1], path: "/metrics")
+            #expect(metrics.status == 200)
+            #expect((sample(metrics.body, "facewire_frames_captured_total") ?? 0) > 0, "\(metrics.body.prefix(800))")
+            #expect(sample(metrics.body, "facewire_capture_source_up") == 1)
+            #expect(sample(metrics.body, "facewire_capture_waiting_workers") == 0)
             var seen: [Int] = []
             let deadline = ContinuousClock.now + .seconds(60)
             while ContinuousClock.now < deadline {
