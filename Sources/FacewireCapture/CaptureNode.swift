@@ -64,10 +64,7 @@ public final class CaptureNode: @unchecked Sendable {
             let socket = try ZMQSocket(context: context, kind: .dealer)
             try socket.setHighWaterMarks(send: 100_000)
             try socket.setLinger(milliseconds: 5000)
-            if let security = configuration.security {
-                guard let key = security.collectorKey else { throw NodeError("CURVE needs the collector's public key (--curve-server-key)") }
-                try socket.makeCurveClient(serverKey: key, keyPair: security.keyPair)
-            }
+            try CurveSecurity.secureToCollector(socket, configuration.security)
             try socket.connect(collector)
             control = socket
         }

@@ -14,10 +14,7 @@ public enum ResetClient {
         let socket = try ZMQSocket(context: context, kind: .dealer)
         defer { socket.close() }
         try socket.setMaxMessageSize(Wire.maxControlMessageBytes)
-        if let security {
-            guard let key = security.collectorKey else { throw NodeError("CURVE needs the collector's public key (--curve-server-key)") }
-            try socket.makeCurveClient(serverKey: key, keyPair: security.keyPair)
-        }
+        try CurveSecurity.secureToCollector(socket, security)
         try socket.connect(collector)
         var request = ResetRequest()
         request.stream = stream

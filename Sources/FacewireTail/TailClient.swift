@@ -63,7 +63,7 @@ public final class TailClient: @unchecked Sendable {
         defer { subscriber.close() }
         try subscriber.setHighWaterMarks(receive: 100_000)
         try subscriber.setMaxMessageSize(Wire.maxControlMessageBytes)
-        try secure(subscriber)
+        try CurveSecurity.secureToCollector(subscriber, configuration.security)
         if configuration.streams.isEmpty {
             try subscriber.subscribe([])
         } else {
@@ -113,13 +113,6 @@ public final class TailClient: @unchecked Sendable {
         }
     }
 
-    /// Makes a socket to the collector a CURVE client when CURVE is on.
-    private func secure(_ socket: ZMQSocket) throws {
-        guard let security = configuration.security else { return }
-        guard let key = security.collectorKey else { throw NodeError("CURVE needs the collector's public key (--curve-server-key)") }
-        try socket.makeCurveClient(serverKey: key, keyPair: security.keyPair)
-    }
-
     private func resolvePublishEndpoint(stop: StopToken) throws -> String? {
         if let publish = configuration.publish { return publish }
         guard let collector = configuration.collector else {
@@ -128,7 +121,7 @@ public final class TailClient: @unchecked Sendable {
         let control = try ZMQSocket(context: context, kind: .dealer)
         defer { control.close() }
         try control.setMaxMessageSize(Wire.maxControlMessageBytes)
-        try secure(control)
+        try CurveSecurity.secureToCollector(control, configuration.security)
         try control.connect(collector)
         var hello = Hello()
         hello.role = .tail

@@ -67,7 +67,7 @@ public final class WorkerNode: @unchecked Sendable {
         let control = try ZMQSocket(context: context, kind: .dealer)
         defer { control.close() }
         try control.setMaxMessageSize(Wire.maxControlMessageBytes)
-        try secureToCollector(control)
+        try CurveSecurity.secureToCollector(control, configuration.security)
         try control.connect(configuration.collector)
         var hello = Hello()
         hello.role = .worker
@@ -114,7 +114,7 @@ public final class WorkerNode: @unchecked Sendable {
         let results = try ZMQSocket(context: context, kind: .dealer)
         try results.setHighWaterMarks(send: 10_000)
         try results.setLinger(milliseconds: 2000)
-        try secureToCollector(results)
+        try CurveSecurity.secureToCollector(results, configuration.security)
         try results.connect(configuration.collector)
         let ready: [UInt8] = try Ready(worker: workerID).serializedBytes()
         /// One DEALER per capture node: each gets this thread's credit, so a frame only comes when the thread is idle.
@@ -183,8 +183,8 @@ public final class WorkerNode: @unchecked Sendable {
         while !captures.isEmpty, Clock.monotonicNanoseconds() < deadline {
             let left = Int((deadline - min(deadline, Clock.monotonicNanoseconds())) / 1_000_000) + 1
             let readable = try ZMQSocket.poll(captures.map(\.socket), timeoutMilliseconds: left)
-            for (index, isReadable) in readable.enumerated() where isReadable {
-                while let received = try captures[index].socket.receive(dontWait: true) {
+            for (position, isReadable) in readable.enumerated() where isReadable {
+                while let received = try captures[position].socket.receive(dontWait: true) {
                     try handle(received, analyzer: analyzer, workerID: workerID, results: results)
                     drained += 1
                 }
@@ -212,13 +212,6 @@ public final class WorkerNode: @unchecked Sendable {
         if try !results.send([bytes], dontWait: true) {
             counters.add("results_lost")
         }
-    }
-
-    /// Makes a socket to the collector a CURVE client when CURVE is on.
-    private func secureToCollector(_ socket: ZMQSocket) throws {
-        guard let security = configuration.security else { return }
-        guard let key = security.collectorKey else { throw NodeError("CURVE needs the collector's public key (--curve-server-key)") }
-        try socket.makeCurveClient(serverKey: key, keyPair: security.keyPair)
     }
 
     func process(_ frame: FrameMessage, receivedAt: Int64, analyzer: FrameAnalyzer, workerID: String) -> FrameResult {

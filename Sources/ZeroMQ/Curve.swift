@@ -125,6 +125,23 @@ extension ZMQSocket {
     }
 }
 
+/// A CURVE setting that cannot work, described for people.
+public struct CurveConfigurationError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+}
+
+extension CurveSecurity {
+    /// Makes `socket`, one that connects to the collector, a CURVE client of the collector. `security` nil (plain
+    /// TCP) leaves it as it is.
+    public static func secureToCollector(_ socket: ZMQSocket, _ security: CurveSecurity?) throws {
+        guard let security else { return }
+        guard let key = security.collectorKey else {
+            throw CurveConfigurationError(description: "CURVE needs the collector's public key (--curve-server-key)")
+        }
+        try socket.makeCurveClient(serverKey: key, keyPair: security.keyPair)
+    }
+}
+
 /// The ZeroMQ Authentication Protocol (ZAP, RFC 27) handler of one context: CURVE clients whose public key is on
 /// the allow-list are let in, every other handshake is refused (the peer gets nothing) and counted.
 ///
