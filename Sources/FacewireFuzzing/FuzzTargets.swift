@@ -4,9 +4,10 @@ import FacewireProtocol
 /// What the fuzzer (fuzz/, libFuzzer) feeds with arbitrary bytes: every parser a node runs on input from the network
 /// before it trusts it. The first byte picks the parser; the rest is its input. Besides not crashing, the parsers
 /// must keep their promises, checked here with preconditions so that the fuzzer reports a broken one as a crash.
+///
+/// Thread-safe: the targets keep no state between calls (a libturbojpeg handle is not thread-safe, so each JPEG
+/// header is read with a decoder of its own), so tests may run them in parallel.
 public enum FuzzTargets {
-    nonisolated(unsafe) private static var decoder = try? JPEGDecoder()
-
     public static func run(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let selector = bytes.first else { return }
         let payload = Array(bytes.dropFirst())
@@ -17,13 +18,20 @@ public enum FuzzTargets {
             // [topic][StreamMessage], the topic taken from the front of the input.
             let split = payload.firstIndex(of: 0).map { $0 + 1 } ?? 0
             _ = try? StreamMessage(parts: [Array(payload[..<split]), Array(payload[split...])])
-        case 3:
-            if let header = try? decoder?.readHeader(payload) {
-                precondition(header.width > 0 && header.height > 0 && header.width <= 8192 && header.height <= 8192,
-                             "readHeader accepted a \(header.width)×\(header.height) image")
-            }
+        case 3: _ = try? jpegHeader(payload)
         default: mjpeg(payload)
         }
+    }
+
+    /// The JPEG header the worker would read from `payload`, checked against the limits.
+    /// Uses a decoder of its own on every call: one shared libturbojpeg handle would be used by parallel callers
+    /// at once.
+    /// - Throws: ``ImageError`` when the header is refused.
+    static func jpegHeader(_ payload: [UInt8]) throws -> JPEGHeader {
+        let header = try JPEGDecoder().readHeader(payload)
+        precondition(header.width > 0 && header.height > 0 && header.width <= 8192 && header.height <= 8192,
+                     "readHeader accepted a \(header.width)×\(header.height) image")
+        return header
     }
 
     /// `[FrameHeader][JPEG]` with the split point and the part count taken from the input.

@@ -1,3 +1,4 @@
+import FacewireImage
 import Foundation
 import Testing
 
@@ -42,5 +43,37 @@ struct FuzzTargetsTests {
         for size in 0...300 {
             for _ in 0..<5 { Self.run((0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }) }
         }
+    }
+
+    /// JPEGs of different sizes, as libturbojpeg writes them.
+    static func jpegs() throws -> [(bytes: [UInt8], width: Int, height: Int)] {
+        let encoder = try JPEGEncoder()
+        return try [(16, 8), (24, 40), (64, 32), (8, 96), (120, 72), (33, 17)].map { width, height in
+            var image = PixelImage(width: width, height: height, format: .bgr)
+            for index in image.bytes.indices { image.bytes[index] = UInt8(truncatingIfNeeded: index * 7) }
+            return (try encoder.encode(image), width, height)
+        }
+    }
+
+    /// With one libturbojpeg handle shared by the targets (as before), this crashed with SIGSEGV in two runs of
+    /// two; a handle per call has no shared state.
+    @Test("the JPEG header target from many threads at once: each reads its own image's size")
+    func jpegHeadersInParallel() async throws {
+        let jpegs = try Self.jpegs()
+        let wrong = await withTaskGroup(of: Int.self) { group in
+            for thread in 0..<8 {
+                group.addTask {
+                    var wrong = 0
+                    for round in 0..<20000 {
+                        let jpeg = jpegs[(thread + round) % jpegs.count]
+                        let header = try? FuzzTargets.jpegHeader(jpeg.bytes)
+                        if header?.width != jpeg.width || header?.height != jpeg.height { wrong += 1 }
+                    }
+                    return wrong
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(wrong == 0, "\(wrong) headers read wrong while threads shared the decoder")
     }
 }
