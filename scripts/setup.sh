@@ -7,6 +7,9 @@
 # Downloads come only from Debian's apt and PyPI. Files go to ~/.cache/facewire (or $XDG_CACHE_HOME/facewire).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Everything this script and the tools it runs print goes to stderr: stdout stays free for what runs after it
+# (scripts/demo.sh's JSON Lines, so that `scripts/demo.sh | jq` works on the first run too).
+exec 1>&2
 
 configuration=debug
 [ "${1:-}" = "--release" ] && configuration=release

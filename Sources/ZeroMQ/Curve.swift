@@ -47,33 +47,90 @@ public struct CurveKeyPair: Sendable, Equatable {
     }
 
     /// Reads a `.key` or `.pub` file written by ``fileText()`` (a bare 40-character key also reads as a public key).
+    /// - Throws: ``CurveKeyFileError`` naming the real cause: not found, unreadable, a directory, too large, not
+    ///   text, no public key, or a key of the wrong length or not in Z85.
     public init(file path: String) throws {
-        let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw ZMQError(code: ENOENT, operation: "cannot read the key file \(path): \(error.localizedDescription)")
-        }
+        let text = try Self.readKeyFile(path)
         var values: [String: String] = [:]
-        for line in text.split(whereSeparator: \.isNewline) {
+        var bareKey: (line: Int, text: String)?
+        for (index, line) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let trimmed = line.trimmingCharacters(in: .whitespaces)
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
-            if let equals = trimmed.firstIndex(of: "=") {
-                let name = trimmed[..<equals].trimmingCharacters(in: .whitespaces)
+            // A key by itself first: Z85 has "=" in its alphabet.
+            if Self.isValidKey(trimmed) {
+                values["public-key"] = values["public-key"] ?? trimmed
+            } else if let equals = trimmed.firstIndex(of: "="),
+                      case let name = trimmed[..<equals].trimmingCharacters(in: .whitespaces),
+                      !name.isEmpty, name.allSatisfy({ $0.isLetter || $0 == "-" }) {
                 let value = trimmed[trimmed.index(after: equals)...].trimmingCharacters(in: .whitespaces)
                     .trimmingCharacters(in: CharacterSet(charactersIn: "\""))
                 values[name] = value
-            } else if Self.isValidKey(trimmed) {
-                values["public-key"] = trimmed
+            } else if bareKey == nil {
+                bareKey = (index + 1, trimmed)
             }
         }
-        guard let publicKey = values["public-key"], Self.isValidKey(publicKey) else {
-            throw ZMQError(code: EINVAL, operation: "\(path) holds no valid public-key (40 characters of Z85)")
+        let publicKey: String
+        if let value = values["public-key"] {
+            if let problem = Self.keyProblem(value) {
+                throw CurveKeyFileError(path: path, cause: .badKey(name: "public-key", problem: problem))
+            }
+            publicKey = value
+        } else if let bareKey {
+            let problem = Self.keyProblem(bareKey.text) ?? "is not a key"
+            throw CurveKeyFileError(path: path, cause: .badKey(name: "line \(bareKey.line)", problem: problem))
+        } else {
+            throw CurveKeyFileError(path: path, cause: .noPublicKey)
         }
-        if let secret = values["secret-key"], !Self.isValidKey(secret) {
-            throw ZMQError(code: EINVAL, operation: "\(path): secret-key is not 40 characters of Z85")
+        if let secret = values["secret-key"], let problem = Self.keyProblem(secret) {
+            throw CurveKeyFileError(path: path, cause: .badKey(name: "secret-key", problem: problem))
         }
         self.init(publicKey: publicKey, secretKey: values["secret-key"])
+    }
+
+    /// The largest key file read: a key pair file is about 200 bytes.
+    public static let maxFileBytes = 64 * 1024
+
+    /// The Z85 alphabet (ZeroMQ RFC 32).
+    static let z85Alphabet = Set("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#".unicodeScalars)
+
+    /// What is wrong with `key` as a CURVE key, or nil when it is a valid one.
+    static func keyProblem(_ key: String) -> String? {
+        if isValidKey(key) { return nil }
+        let length = key.unicodeScalars.count
+        guard length == 40 else { return "is \(length) characters long, not 40 (a key is 40 characters of Z85)" }
+        if let bad = key.unicodeScalars.first(where: { !z85Alphabet.contains($0) }) {
+            return "is not Z85: \(String(bad).debugDescription) is not a Z85 character"
+        }
+        return "is not a valid Z85 key (it does not decode to 32 bytes)"
+    }
+
+    /// The text of a key file, or an error naming the real cause.
+    static func readKeyFile(_ path: String) throws -> String {
+        func failure(_ cause: CurveKeyFileError.Cause) -> CurveKeyFileError { CurveKeyFileError(path: path, cause: cause) }
+        func systemReason(_ code: Int32) -> String { String(cString: strerror(code)) }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let code = errno
+            throw failure(code == ENOENT || code == ENOTDIR ? .notFound : .unreadable(systemReason(code)))
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw failure(.unreadable(systemReason(errno))) }
+        if info.st_mode & S_IFMT == S_IFDIR { throw failure(.isDirectory) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw failure(.unreadable(systemReason(errno)))
+            }
+            if count == 0 { break }
+            bytes += chunk[0..<count]
+            if bytes.count > maxFileBytes { throw failure(.tooLarge(bytes.count)) }
+        }
+        guard let text = String(bytes: bytes, encoding: .utf8) else { throw failure(.notText) }
+        return text
     }
 }
 
@@ -93,14 +150,21 @@ public struct CurveSecurity: Sendable {
     }
 
     /// Reads every public key in `path`: one key file, or every `*.pub` file of a directory.
+    /// - Throws: ``CurveKeyFileError`` for the path or the first bad file.
     public static func publicKeys(at path: String) throws -> Set<String> {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw ZMQError(code: ENOENT, operation: "\(path) does not exist")
+            throw CurveKeyFileError(path: path, cause: .notFound)
         }
         if !isDirectory.boolValue { return [try CurveKeyPair(file: path).publicKey] }
-        let files = try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".pub") }.sorted()
-        guard !files.isEmpty else { throw ZMQError(code: ENOENT, operation: "\(path) holds no .pub files") }
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: path)
+        } catch {
+            throw CurveKeyFileError(path: path, cause: .unreadable("cannot list the directory: \(error.localizedDescription)"))
+        }
+        let files = names.filter { $0.hasSuffix(".pub") }.sorted()
+        guard !files.isEmpty else { throw CurveKeyFileError(path: path, cause: .noKeyFiles) }
         return Set(try files.map { try CurveKeyPair(file: path + "/" + $0).publicKey })
     }
 }

