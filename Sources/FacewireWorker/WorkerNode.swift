@@ -221,14 +221,20 @@ public final class WorkerNode: @unchecked Sendable {
         case .processed:
             counters.add("frames_processed")
             let timings = result.timings
-            decodeTimer.recordNanoseconds(Int64(Double(timings.decodeMs) * 1e6))
-            detectTimer.recordNanoseconds(Int64(Double(timings.detectMs) * 1e6))
-            if timings.classifyMs > 0 { classifyTimer.recordNanoseconds(Int64(Double(timings.classifyMs) * 1e6)) }
-            if timings.queueMs >= 0 { queueTimer.recordNanoseconds(Int64(Double(timings.queueMs) * 1e6)) }
+            decodeTimer.recordNanoseconds(nanoseconds(milliseconds: timings.decodeMs))
+            detectTimer.recordNanoseconds(nanoseconds(milliseconds: timings.detectMs))
+            if timings.classifyMs > 0 { classifyTimer.recordNanoseconds(nanoseconds(milliseconds: timings.classifyMs)) }
+            if timings.queueMs >= 0 { queueTimer.recordNanoseconds(nanoseconds(milliseconds: timings.queueMs)) }
         case .dropped: counters.add("frames_stale")
         default: counters.add("frames_failed")
         }
         return result
+    }
+
+    /// Milliseconds as whole nanoseconds, only when finite and in range (0 otherwise): `Int64(Double)` traps.
+    private func nanoseconds(milliseconds: Float) -> Int64 {
+        let value = Double(milliseconds) * 1e6
+        return value.isFinite && value >= 0 && value < 9.2e18 ? Int64(value) : 0
     }
 
     /// Turns a frame into its result: processed, dropped (past its deadline) or error (undecodable, or invalid
@@ -246,7 +252,10 @@ public final class WorkerNode: @unchecked Sendable {
         result.width = frame.header.width
         result.height = frame.header.height
         var timings = FrameTimings()
-        timings.queueMs = Float(max(0, receivedAt - (frame.header.sentTimeUs != 0 ? frame.header.sentTimeUs : frame.header.captureTimeUs))) / 1000
+        // Wire times are hostile: subtract without trapping, report only a plausible queue time (0...1 day).
+        let sent = frame.header.sentTimeUs != 0 ? frame.header.sentTimeUs : frame.header.captureTimeUs
+        let (queued, overflow) = receivedAt.subtractingReportingOverflow(sent)
+        timings.queueMs = !overflow && (0...86_400_000_000).contains(queued) ? Float(queued) / 1000 : 0
         if frame.header.deadlineUs != 0, receivedAt > frame.header.deadlineUs {
             result.status = .dropped
             result.reason = "stale"
