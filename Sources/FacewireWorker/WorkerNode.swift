@@ -193,91 +193,57 @@ public final class WorkerNode: @unchecked Sendable {
         if drained > 0 { logger.info("finished the frames in hand before stopping", metadata: ["frames": "\(drained)", "thread": "\(index)"]) }
     }
 
-    /// Analyses one received frame message and sends its result to the collector.
+    /// Analyses one received frame message (decisions in ``FrameHandling``) and sends its result to the collector.
     private func handle(_ parts: [[UInt8]], analyzer: FrameAnalyzer, workerID: String, results: ZMQSocket) throws {
-        let receivedAt = Clock.wallMicroseconds()
-        let frame: FrameMessage
-        do {
-            frame = try FrameMessage(parts: parts)
-        } catch {
-            // Without a valid header there is no stream to answer to: count it (by its code) and go on.
-            counters.add("frames_malformed")
-            counters.add("frames_rejected_\((error as? ProtocolError)?.code.description ?? "malformed")")
-            logger.warning("malformed frame", metadata: ["error": "\(error)"])
-            return
+        let handling = FrameHandling(defaults: configuration.analysis, workerID: workerID)
+        let outcome = handling.handle(parts: parts, receivedAtUs: Clock.wallMicroseconds()) { jpeg, orientation, options in
+            try analyzer.analyze(jpeg: jpeg, orientation: orientation, options: options)
         }
-        counters.add("frames_received")
-        let result = process(frame, receivedAt: receivedAt, analyzer: analyzer, workerID: workerID)
+        for name in outcome.counters { counters.add(name) }
+        if let rejection = outcome.rejection {
+            // Without a valid header there is no stream to answer to: counted (by its code), logged once per interval.
+            logOncePerInterval("malformed frame", rejection: rejection)
+        }
+        guard let result = outcome.result else { return }
+        if result.status == .processed { recordTimings(result.timings) }
         let bytes: [UInt8] = try Envelope(.result(result)).serializedBytes()
         if try !results.send([bytes], dontWait: true) {
             counters.add("results_lost")
         }
     }
 
-    func process(_ frame: FrameMessage, receivedAt: Int64, analyzer: FrameAnalyzer, workerID: String) -> FrameResult {
-        let result = Self.analyse(
-            frame, receivedAt: receivedAt, analyzer: analyzer, workerID: workerID, defaults: configuration.analysis)
-        switch result.status {
-        case .processed:
-            counters.add("frames_processed")
-            let timings = result.timings
-            decodeTimer.recordNanoseconds(nanoseconds(milliseconds: timings.decodeMs))
-            detectTimer.recordNanoseconds(nanoseconds(milliseconds: timings.detectMs))
-            if timings.classifyMs > 0 { classifyTimer.recordNanoseconds(nanoseconds(milliseconds: timings.classifyMs)) }
-            if timings.queueMs >= 0 { queueTimer.recordNanoseconds(nanoseconds(milliseconds: timings.queueMs)) }
-        case .dropped: counters.add("frames_stale")
-        default: counters.add("frames_failed")
+    private let logLock = NSLock()
+    private var lastRejectionLog: UInt64?
+
+    /// Logs a rejected frame at most once per 10 s (the counters carry the rest).
+    private func logOncePerInterval(_ message: Logger.Message, rejection: ProtocolError) {
+        let now = Clock.monotonicNanoseconds()
+        let due = logLock.withLock {
+            guard lastRejectionLog.map({ now &- $0 >= 10_000_000_000 }) ?? true else { return false }
+            lastRejectionLog = now
+            return true
         }
-        return result
+        if due {
+            logger.warning(message, metadata: ["error": "\(rejection)", "note": "logged at most once per 10 s; see frames_rejected_* counters"])
+        }
     }
 
-    /// Milliseconds as whole nanoseconds, only when finite and in range (0 otherwise): `Int64(Double)` traps.
-    private func nanoseconds(milliseconds: Float) -> Int64 {
-        let value = Double(milliseconds) * 1e6
-        return value.isFinite && value >= 0 && value < 9.2e18 ? Int64(value) : 0
+    private func recordTimings(_ timings: FrameTimings) {
+        decodeTimer.recordNanoseconds(FrameHandling.nanoseconds(milliseconds: timings.decodeMs))
+        detectTimer.recordNanoseconds(FrameHandling.nanoseconds(milliseconds: timings.detectMs))
+        if timings.classifyMs > 0 { classifyTimer.recordNanoseconds(FrameHandling.nanoseconds(milliseconds: timings.classifyMs)) }
+        if timings.queueMs > 0 { queueTimer.recordNanoseconds(FrameHandling.nanoseconds(milliseconds: timings.queueMs)) }
     }
 
     /// Turns a frame into its result: processed, dropped (past its deadline) or error (undecodable, or invalid
-    /// settings). The frame's per-stream settings override `defaults` field by field.
+    /// settings). The frame's per-stream settings override `defaults` field by field. See ``FrameHandling``.
     public static func analyse(
         _ frame: FrameMessage, receivedAt: Int64, analyzer: FrameAnalyzer, workerID: String,
         defaults: AnalysisOptions = AnalysisOptions()
     ) -> FrameResult {
-        var result = FrameResult()
-        result.stream = frame.header.stream
-        result.epoch = frame.header.epoch
-        result.seq = frame.header.seq
-        result.captureTimeUs = frame.header.captureTimeUs
-        result.worker = workerID
-        result.width = frame.header.width
-        result.height = frame.header.height
-        var timings = FrameTimings()
-        // Wire times are hostile: subtract without trapping, report only a plausible queue time (0...1 day).
-        let sent = frame.header.sentTimeUs != 0 ? frame.header.sentTimeUs : frame.header.captureTimeUs
-        let (queued, overflow) = receivedAt.subtractingReportingOverflow(sent)
-        timings.queueMs = !overflow && (0...86_400_000_000).contains(queued) ? Float(queued) / 1000 : 0
-        if frame.header.deadlineUs != 0, receivedAt > frame.header.deadlineUs {
-            result.status = .dropped
-            result.reason = "stale"
-            result.timings = timings
-            return result
-        }
-        do {
-            let options = frame.header.hasSettings ? try defaults.applying(frame.header.settings) : defaults
-            let analysis = try analyzer.analyze(jpeg: frame.jpeg, orientation: Int(frame.header.orientation), options: options)
-            result.status = .processed
-            result.width = UInt32(analysis.width)
-            result.height = UInt32(analysis.height)
-            timings.decodeMs = Float(analysis.decodeMilliseconds)
-            timings.detectMs = Float(analysis.detectMilliseconds)
-            timings.classifyMs = Float(analysis.classifyMilliseconds)
-            result.faces = analysis.faces.map(WireFace.init)
-        } catch {
-            result.status = .error
-            result.reason = "\(error)"
-        }
-        result.timings = timings
-        return result
+        FrameHandling(defaults: defaults, workerID: workerID).handle(frame, receivedAtUs: receivedAt) { jpeg, orientation, options in
+            try analyzer.analyze(jpeg: jpeg, orientation: orientation, options: options)
+        }.result ?? FrameResult()
     }
 }
 
