@@ -20,6 +20,9 @@ public struct WorkerConfiguration: Sendable {
     public var security: CurveSecurity?
     /// CURVE: the public key of the capture nodes in ``captures`` (those the collector announces come with theirs).
     public var staticCaptureKey: String?
+    /// The most capture nodes announced by the collector that are held at once (`--max-captures`); more are refused
+    /// and counted (`captures_refused_cap`). Static ones (``captures``) do not count.
+    public var maxCaptures: Int = CaptureDirectory.defaultMaxEntries
 
     public init(
         collector: String,

@@ -31,7 +31,9 @@ public final class WorkerNode: @unchecked Sendable {
     public init(configuration: WorkerConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
-        self.directory = CaptureDirectory(configuration.captures, key: configuration.staticCaptureKey)
+        self.directory = CaptureDirectory(
+            configuration.captures, key: configuration.staticCaptureKey, maxEntries: configuration.maxCaptures,
+            requiresKey: configuration.security != nil)
     }
 
     /// Runs until `stop` is set. Detector set-up errors (a missing model) are thrown before any thread starts.
@@ -75,13 +77,14 @@ public final class WorkerNode: @unchecked Sendable {
         let helloBytes: [UInt8] = try Envelope(.hello(hello)).serializedBytes()
         var lastHello: UInt64 = 0
         var lastWelcome: UInt64?
+        var lastDirectoryLog: UInt64?
         while !stop.isStopped {
             let now = Clock.monotonicNanoseconds()
             if now - lastHello >= UInt64(Wire.helloIntervalMilliseconds) * 1_000_000 {
                 _ = try? control.send([helloBytes], dontWait: true)
                 lastHello = now
             }
-            let known = directory.endpoints(from: 0).count
+            let known = directory.count
             capturesGauge.record(known)
             liveness.beat(
                 "\(configuration.threads) threads, \(known) capture nodes known, "
@@ -99,10 +102,26 @@ public final class WorkerNode: @unchecked Sendable {
                 counters.add("control_malformed")
                 continue
             }
-            lastWelcome = Clock.monotonicNanoseconds()
-            for capture in welcome.captures
-            where directory.add(capture.frameEndpoint, key: capture.curvePublicKey.isEmpty ? nil : capture.curvePublicKey) {
-                logger.info("learned capture", metadata: ["stream": "\(capture.stream)", "endpoint": "\(capture.frameEndpoint)"])
+            let welcomeAt = Clock.monotonicNanoseconds()
+            lastWelcome = welcomeAt
+            let update = directory.learn(
+                welcome.captures.map { ($0.frameEndpoint, $0.curvePublicKey.isEmpty ? nil : $0.curvePublicKey) }, at: welcomeAt)
+            for entry in update.added {
+                logger.info("learned capture", metadata: ["endpoint": "\(entry.endpoint.prefix(CaptureDirectory.maxEndpointBytes))"])
+            }
+            for entry in update.forgotten {
+                logger.info("forgot capture: no Welcome listed it for 30 s", metadata: ["endpoint": "\(entry.endpoint)"])
+            }
+            for name in update.counters { counters.add(name) }
+            if !update.counters.isEmpty, lastDirectoryLog.map({ welcomeAt - $0 >= 10_000_000_000 }) ?? true {
+                lastDirectoryLog = welcomeAt
+                logger.warning(
+                    "announced capture nodes refused (logged at most once per 10 s)",
+                    metadata: [
+                        "rejected_endpoint": "\(counters.value("captures_rejected_endpoint"))",
+                        "rejected_key": "\(counters.value("captures_rejected_key"))",
+                        "refused_cap": "\(counters.value("captures_refused_cap"))", "max_captures": "\(directory.maxEntries)",
+                    ])
             }
         }
     }
@@ -118,37 +137,19 @@ public final class WorkerNode: @unchecked Sendable {
         try results.connect(configuration.collector)
         let ready: [UInt8] = try Ready(worker: workerID).serializedBytes()
         /// One DEALER per capture node: each gets this thread's credit, so a frame only comes when the thread is idle.
-        var captures: [(socket: ZMQSocket, lastReady: UInt64)] = []
+        var captures: [(entry: CaptureDirectory.Entry, socket: ZMQSocket, lastReady: UInt64)] = []
         defer {
             captures.forEach { $0.socket.close() }
             results.close()
         }
-        var known = 0
+        var generation: UInt64?
         // A capture node that restarted has forgotten our credit: idle threads say Ready again this often.
         let refresh: UInt64 = 1_000_000_000
 
         while !stop.isStopped {
-            let (newEndpoints, count) = directory.endpoints(from: known)
-            for entry in newEndpoints {
-                do {
-                    let socket = try ZMQSocket(context: context, kind: .dealer)
-                    try socket.setMaxMessageSize(Wire.maxFrameMessageBytes)
-                    try socket.setTCPKeepalive(idleSeconds: 10, intervalSeconds: 2, count: 3)
-                    if let security = configuration.security {
-                        guard let key = entry.key else {
-                            logger.error("capture node without a CURVE key: not connecting", metadata: ["endpoint": "\(entry.endpoint)"])
-                            socket.close()
-                            continue
-                        }
-                        try socket.makeCurveClient(serverKey: key, keyPair: security.keyPair)
-                    }
-                    try socket.connect(entry.endpoint)
-                    captures.append((socket, 0))
-                } catch {
-                    logger.error("cannot connect to capture", metadata: ["endpoint": "\(entry.endpoint)", "error": "\(error)"])
-                }
+            if directory.currentGeneration != generation {
+                generation = syncCaptures(&captures)
             }
-            known = count
             let now = Clock.monotonicNanoseconds()
             for index in captures.indices where now - captures[index].lastReady >= refresh {
                 _ = try? captures[index].socket.send([ready], dontWait: true)
@@ -191,6 +192,43 @@ public final class WorkerNode: @unchecked Sendable {
             }
         }
         if drained > 0 { logger.info("finished the frames in hand before stopping", metadata: ["frames": "\(drained)", "thread": "\(index)"]) }
+    }
+
+    /// Brings this thread's capture sockets in line with the directory: closes those for forgotten entries, connects
+    /// new ones. Returns the generation synced to.
+    private func syncCaptures(_ captures: inout [(entry: CaptureDirectory.Entry, socket: ZMQSocket, lastReady: UInt64)]) -> UInt64 {
+        let (generation, entries) = directory.snapshot()
+        let wanted = Set(entries)
+        for capture in captures where !wanted.contains(capture.entry) { capture.socket.close() }
+        captures.removeAll { !wanted.contains($0.entry) }
+        let held = Set(captures.map(\.entry))
+        for entry in entries where !held.contains(entry) {
+            let socket: ZMQSocket
+            do {
+                socket = try ZMQSocket(context: context, kind: .dealer)
+            } catch {
+                logger.error("cannot open a socket for a capture node", metadata: ["endpoint": "\(entry.endpoint)", "error": "\(error)"])
+                continue
+            }
+            do {
+                try socket.setMaxMessageSize(Wire.maxFrameMessageBytes)
+                try socket.setTCPKeepalive(idleSeconds: 10, intervalSeconds: 2, count: 3)
+                if let security = configuration.security {
+                    guard let key = entry.key else {
+                        logger.error("capture node without a CURVE key: not connecting", metadata: ["endpoint": "\(entry.endpoint)"])
+                        socket.close()
+                        continue
+                    }
+                    try socket.makeCurveClient(serverKey: key, keyPair: security.keyPair)
+                }
+                try socket.connect(entry.endpoint)
+                captures.append((entry, socket, 0))
+            } catch {
+                socket.close()
+                logger.error("cannot connect to capture", metadata: ["endpoint": "\(entry.endpoint)", "error": "\(error)"])
+            }
+        }
+        return generation
     }
 
     /// Analyses one received frame message (decisions in ``FrameHandling``) and sends its result to the collector.
