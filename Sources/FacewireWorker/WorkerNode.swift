@@ -21,6 +21,8 @@ public final class WorkerNode: @unchecked Sendable {
     private let directory: CaptureDirectory
     /// Beats every time the control loop goes round (`/healthz`).
     public let liveness = Liveness()
+    /// Which detection threads are up; part of `/healthz`.
+    public let supervision: DetectionSupervision
     /// Histograms of each processed frame's stages (created at init: bootstrap metrics before creating the node).
     private let decodeTimer = CoreMetrics.Timer(label: "facewire_worker_decode_seconds")
     private let detectTimer = CoreMetrics.Timer(label: "facewire_worker_detect_seconds")
@@ -31,36 +33,70 @@ public final class WorkerNode: @unchecked Sendable {
     public init(configuration: WorkerConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
+        self.supervision = DetectionSupervision(threads: max(1, configuration.threads))
         self.directory = CaptureDirectory(
             configuration.captures, key: configuration.staticCaptureKey, maxEntries: configuration.maxCaptures,
             requiresKey: configuration.security != nil)
     }
 
-    /// Runs until `stop` is set. Detector set-up errors (a missing model) are thrown before any thread starts.
+    /// Runs until `stop` is set. Detector set-up errors (a missing model) are thrown before any thread starts: the
+    /// first thread's analyzer is built here; the others build theirs on their own thread.
+    ///
+    /// Detection threads are supervised: one that dies (its loop throws, or its analyzer cannot be built) is marked
+    /// down (`/healthz` unhealthy), counted (`detection_thread_restarts`) and restarted with a fresh analyzer after a
+    /// back-off (``DetectionSupervision``).
     public func run(stop: StopToken) throws {
-        // Build every thread's detector first, so a bad model fails the command instead of a thread.
         setOpenCVThreads(1)
-        var analyzers: [FrameAnalyzer] = []
-        for _ in 0..<max(1, configuration.threads) {
-            analyzers.append(
-                try FrameAnalyzer(
-                    detector: try makeFaceDetector(configuration.detector), classifier: try makeExpressionClassifier()))
-        }
+        let count = max(1, configuration.threads)
+        let factory = analyzerFactory
+        // Build the first thread's analyzer now, so a bad model fails the command instead of a thread.
+        let first = UncheckedBox(try factory(0))
         // No context shutdown on stop: every wait below wakes within 200 ms, and a stopping worker first finishes
         // the frame in hand and any frame already delivered to it, so that no frame it accepted is lost.
         let threads = NodeThreads()
         threads.spawn("control") { [self] in try controlLoop(stop: stop) }
-        for (index, analyzer) in analyzers.enumerated() {
-            let box = UncheckedBox(analyzer)
+        for index in 0..<count {
             threads.spawn("detect-\(index)") { [self] in
-                try detectionLoop(index: index, analyzer: box.value, stop: stop)
+                supervisedDetection(index: index, initial: index == 0 ? first.value : nil, factory: factory, stop: stop)
             }
         }
-        logger.info("worker running", metadata: ["threads": "\(analyzers.count)", "collector": "\(configuration.collector)"])
+        logger.info("worker running", metadata: ["threads": "\(count)", "collector": "\(configuration.collector)"])
         let failures = threads.join()
         logger.info("worker stopped", metadata: ["counters": "\(counters.summary)"])
         context.shutdown()
         if let failure = failures.first, !stop.isStopped { throw NodeError(failure) }
+    }
+
+    /// Builds a thread's analyzer: ``WorkerConfiguration/analyzerFactory`` or the configured detector.
+    private var analyzerFactory: WorkerConfiguration.AnalyzerFactory {
+        if let factory = configuration.analyzerFactory { return factory }
+        let detector = configuration.detector
+        return { _ in try FrameAnalyzer(detector: try makeFaceDetector(detector), classifier: try makeExpressionClassifier()) }
+    }
+
+    /// Runs detection thread `index` until `stop`, restarting it (fresh analyzer, after a back-off) whenever it dies.
+    private func supervisedDetection(
+        index: Int, initial: FrameAnalyzer?, factory: WorkerConfiguration.AnalyzerFactory, stop: StopToken
+    ) {
+        var analyzer = initial
+        while !stop.isStopped {
+            do {
+                let current = try analyzer ?? factory(index)
+                analyzer = nil
+                supervision.started(index, at: Clock.monotonicNanoseconds())
+                try detectionLoop(index: index, analyzer: current, stop: stop)
+                return
+            } catch {
+                analyzer = nil
+                if stop.isStopped { return }
+                let backoff = supervision.died(index, at: Clock.monotonicNanoseconds())
+                counters.add("detection_thread_restarts")
+                logger.error(
+                    "detection thread died; restarting it",
+                    metadata: ["thread": "\(index)", "error": "\(error)", "in": "\(backoff) s", "restarts": "\(supervision.restarts)"])
+                stop.sleep(seconds: backoff)
+            }
+        }
     }
 
     // MARK: - Control: hello / welcome with the collector
@@ -86,9 +122,11 @@ public final class WorkerNode: @unchecked Sendable {
             }
             let known = directory.count
             capturesGauge.record(known)
+            let detection = supervision.health(at: now)
             liveness.beat(
-                "\(configuration.threads) threads, \(known) capture nodes known, "
-                    + (lastWelcome.map { String(format: "last word from the collector %.1f s ago", Double(now - $0) / 1e9) } ?? "no word from the collector yet"))
+                "\(detection.detail), \(known) capture nodes known, "
+                    + (lastWelcome.map { String(format: "last word from the collector %.1f s ago", Double(now - $0) / 1e9) } ?? "no word from the collector yet"),
+                healthy: detection.healthy)
             let ready: Bool
             do {
                 ready = try control.waitForInput(timeoutMilliseconds: 200)
