@@ -123,7 +123,7 @@ extension IntegrationTests {
         }
 
         @Test("a worker survives every extreme header value from an announced capture node and keeps serving a legitimate one",
-              .timeLimit(.minutes(5)))
+              .timeLimit(.minutes(8)))
         func hostileCaptureNode() async throws {
             let cluster = try TestCluster("worker-attack")
             defer { cluster.cleanup() }
@@ -207,6 +207,17 @@ extension IntegrationTests {
                 + "\(served - servedAfterLegit) more hostile frames; "
                 + counted.joined(separator: ", "))
             #expect(rssAfter - rssWarm < 64 * 1024, "the worker grew \(rssAfter - rssWarm) kB")
+
+            // Both capture nodes are gone (the legitimate one ended, the hostile one stopped): the collector stops
+            // listing them after 10 s without a hello, and the worker forgets them 30 s later, closing their sockets.
+            #expect(sample(text, "facewire_worker_captures") == 2, "both capture nodes held")
+            var held = 2.0
+            while held > 0, worker.isRunning, clock.now < deadline + generousDeadline + generousDeadline {
+                try await Task.sleep(for: .milliseconds(500))
+                held = sample(try httpGet(port: metricsPort, path: "/metrics").body, "facewire_worker_captures") ?? -1
+            }
+            #expect(held == 0, "the worker still holds \(held) capture nodes\n\(worker.tail(.stderr))")
+            #expect(worker.text(.stderr).contains("forgot capture"))
         }
     }
 }
