@@ -145,7 +145,8 @@ public final class WorkerNode: @unchecked Sendable {
             let update = directory.learn(
                 welcome.captures.map { ($0.frameEndpoint, $0.curvePublicKey.isEmpty ? nil : $0.curvePublicKey) }, at: welcomeAt)
             for entry in update.added {
-                logger.info("learned capture", metadata: ["endpoint": "\(entry.endpoint.prefix(CaptureDirectory.maxEndpointBytes))"])
+                let stream = welcome.captures.first { $0.frameEndpoint == entry.endpoint }?.stream ?? ""
+                logger.info("learned capture", metadata: ["stream": "\(stream.prefix(Wire.maxStreamIDLength))", "endpoint": "\(entry.endpoint)"])
             }
             for entry in update.forgotten {
                 logger.info("forgot capture: no Welcome listed it for 30 s", metadata: ["endpoint": "\(entry.endpoint)"])
