@@ -130,7 +130,7 @@ extension IntegrationTests {
             let ports = try freeLoopbackPorts(5)
             let control = "tcp://127.0.0.1:\(ports[0])"
             let metricsPort = ports[4]
-            _ = try await cluster.startCollector(control: control, publish: "tcp://127.0.0.1:\(ports[1])")
+            let collector = try await cluster.startCollector(control: control, publish: "tcp://127.0.0.1:\(ports[1])")
             let legitFrames = 60
             let tail = try await cluster.startTail(control: control, ["--stream", "legit", "--exit-on-end"])
             let worker = try await cluster.startWorker(control: control, [
@@ -150,6 +150,9 @@ extension IntegrationTests {
             }
             #expect(worker.isRunning, "the worker died on a hostile frame\n\(worker.tail(.stderr))")
             try #require(hostile.framesServed > variantCount, "the worker did not go round every extreme value\n\(cluster.diagnostics())")
+            // The worker echoes capture_time_us to the collector as is (SPEC 11.6); the collector must reject the
+            // nonsense by itself (SPEC 9; before that fix it trapped on capture_time_us = int64.min).
+            try #require(collector.isRunning, "the collector died on a result echoing an extreme time\n\(collector.tail(.stderr, 5))")
             // The first frames warm the detector up (model workspaces, decoder buffers): growth is measured from here.
             let rssWarm = Self.residentKilobytes(worker.pid)
 
@@ -170,7 +173,8 @@ extension IntegrationTests {
             do {
                 #expect(try await tail.waitForExit() == 0, "\(cluster.diagnostics())")
             } catch {
-                Issue.record("\(error)\n\(cluster.diagnostics())")
+                let died = collector.isRunning ? "" : "the collector died (a result echoing an extreme capture_time_us?); "
+                Issue.record("\(died)worker running: \(worker.isRunning)\n\(error)\n\(cluster.diagnostics())")
                 return
             }
             let lines = try FrameLine.parseAll(tail.lines(.stdout))
