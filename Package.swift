@@ -142,7 +142,12 @@ let package = Package(
             dependencies: ["FacewireDetection", "FacewireImage", "FacewireCapture", "FacewireCollector"],
             exclude: ["Fixtures"]
         ),
-        .testTarget(name: "FacewireWorkerTests", dependencies: ["FacewireWorker", "FacewireDetection", "FacewireProtocol", "FacewireImage"]),
+        .testTarget(
+            name: "FacewireWorkerTests",
+            dependencies: [
+                "FacewireWorker", "FacewireDetection", "FacewireProtocol", "FacewireImage", "FacewireRuntime",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(name: "FacewireCaptureTests", dependencies: ["FacewireCapture", "FacewireImage", "FacewireRuntime", "FacewireProtocol"]),
         .testTarget(name: "FacewireCollectorTests", dependencies: ["FacewireCollector", "FacewireProtocol", "FacewireRuntime", "ZeroMQ"]),
         .testTarget(

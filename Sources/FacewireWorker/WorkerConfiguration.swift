@@ -20,6 +20,15 @@ public struct WorkerConfiguration: Sendable {
     public var security: CurveSecurity?
     /// CURVE: the public key of the capture nodes in ``captures`` (those the collector announces come with theirs).
     public var staticCaptureKey: String?
+    /// The most capture nodes announced by the collector that are held at once (`--max-captures`); more are refused
+    /// and counted (`captures_refused_cap`). Static ones (``captures``) do not count.
+    public var maxCaptures: Int = CaptureDirectory.defaultMaxEntries
+    /// Builds detection thread N's analyzer (at start and at each restart); nil: from ``detector``. A seam for tests
+    /// (fault injection).
+    public var analyzerFactory: AnalyzerFactory?
+
+    /// Builds the analyzer of one detection thread (its index given).
+    public typealias AnalyzerFactory = @Sendable (_ thread: Int) throws -> FrameAnalyzer
 
     public init(
         collector: String,

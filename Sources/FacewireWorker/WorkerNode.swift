@@ -21,6 +21,8 @@ public final class WorkerNode: @unchecked Sendable {
     private let directory: CaptureDirectory
     /// Beats every time the control loop goes round (`/healthz`).
     public let liveness = Liveness()
+    /// Which detection threads are up; part of `/healthz`.
+    public let supervision: DetectionSupervision
     /// Histograms of each processed frame's stages (created at init: bootstrap metrics before creating the node).
     private let decodeTimer = CoreMetrics.Timer(label: "facewire_worker_decode_seconds")
     private let detectTimer = CoreMetrics.Timer(label: "facewire_worker_detect_seconds")
@@ -31,34 +33,70 @@ public final class WorkerNode: @unchecked Sendable {
     public init(configuration: WorkerConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
-        self.directory = CaptureDirectory(configuration.captures, key: configuration.staticCaptureKey)
+        self.supervision = DetectionSupervision(threads: max(1, configuration.threads))
+        self.directory = CaptureDirectory(
+            configuration.captures, key: configuration.staticCaptureKey, maxEntries: configuration.maxCaptures,
+            requiresKey: configuration.security != nil)
     }
 
-    /// Runs until `stop` is set. Detector set-up errors (a missing model) are thrown before any thread starts.
+    /// Runs until `stop` is set. Detector set-up errors (a missing model) are thrown before any thread starts: the
+    /// first thread's analyzer is built here; the others build theirs on their own thread.
+    ///
+    /// Detection threads are supervised: one that dies (its loop throws, or its analyzer cannot be built) is marked
+    /// down (`/healthz` unhealthy), counted (`detection_thread_restarts`) and restarted with a fresh analyzer after a
+    /// back-off (``DetectionSupervision``).
     public func run(stop: StopToken) throws {
-        // Build every thread's detector first, so a bad model fails the command instead of a thread.
         setOpenCVThreads(1)
-        var analyzers: [FrameAnalyzer] = []
-        for _ in 0..<max(1, configuration.threads) {
-            analyzers.append(
-                try FrameAnalyzer(
-                    detector: try makeFaceDetector(configuration.detector), classifier: try makeExpressionClassifier()))
-        }
+        let count = max(1, configuration.threads)
+        let factory = analyzerFactory
+        // Build the first thread's analyzer now, so a bad model fails the command instead of a thread.
+        let first = UncheckedBox(try factory(0))
         // No context shutdown on stop: every wait below wakes within 200 ms, and a stopping worker first finishes
         // the frame in hand and any frame already delivered to it, so that no frame it accepted is lost.
         let threads = NodeThreads()
         threads.spawn("control") { [self] in try controlLoop(stop: stop) }
-        for (index, analyzer) in analyzers.enumerated() {
-            let box = UncheckedBox(analyzer)
+        for index in 0..<count {
             threads.spawn("detect-\(index)") { [self] in
-                try detectionLoop(index: index, analyzer: box.value, stop: stop)
+                supervisedDetection(index: index, initial: index == 0 ? first.value : nil, factory: factory, stop: stop)
             }
         }
-        logger.info("worker running", metadata: ["threads": "\(analyzers.count)", "collector": "\(configuration.collector)"])
+        logger.info("worker running", metadata: ["threads": "\(count)", "collector": "\(configuration.collector)"])
         let failures = threads.join()
         logger.info("worker stopped", metadata: ["counters": "\(counters.summary)"])
         context.shutdown()
         if let failure = failures.first, !stop.isStopped { throw NodeError(failure) }
+    }
+
+    /// Builds a thread's analyzer: ``WorkerConfiguration/analyzerFactory`` or the configured detector.
+    private var analyzerFactory: WorkerConfiguration.AnalyzerFactory {
+        if let factory = configuration.analyzerFactory { return factory }
+        let detector = configuration.detector
+        return { _ in try FrameAnalyzer(detector: try makeFaceDetector(detector), classifier: try makeExpressionClassifier()) }
+    }
+
+    /// Runs detection thread `index` until `stop`, restarting it (fresh analyzer, after a back-off) whenever it dies.
+    private func supervisedDetection(
+        index: Int, initial: FrameAnalyzer?, factory: WorkerConfiguration.AnalyzerFactory, stop: StopToken
+    ) {
+        var analyzer = initial
+        while !stop.isStopped {
+            do {
+                let current = try analyzer ?? factory(index)
+                analyzer = nil
+                supervision.started(index, at: Clock.monotonicNanoseconds())
+                try detectionLoop(index: index, analyzer: current, stop: stop)
+                return
+            } catch {
+                analyzer = nil
+                if stop.isStopped { return }
+                let backoff = supervision.died(index, at: Clock.monotonicNanoseconds())
+                counters.add("detection_thread_restarts")
+                logger.error(
+                    "detection thread died; restarting it",
+                    metadata: ["thread": "\(index)", "error": "\(error)", "in": "\(backoff) s", "restarts": "\(supervision.restarts)"])
+                stop.sleep(seconds: backoff)
+            }
+        }
     }
 
     // MARK: - Control: hello / welcome with the collector
@@ -75,17 +113,20 @@ public final class WorkerNode: @unchecked Sendable {
         let helloBytes: [UInt8] = try Envelope(.hello(hello)).serializedBytes()
         var lastHello: UInt64 = 0
         var lastWelcome: UInt64?
+        var lastDirectoryLog: UInt64?
         while !stop.isStopped {
             let now = Clock.monotonicNanoseconds()
             if now - lastHello >= UInt64(Wire.helloIntervalMilliseconds) * 1_000_000 {
                 _ = try? control.send([helloBytes], dontWait: true)
                 lastHello = now
             }
-            let known = directory.endpoints(from: 0).count
+            let known = directory.count
             capturesGauge.record(known)
+            let detection = supervision.health(at: now)
             liveness.beat(
-                "\(configuration.threads) threads, \(known) capture nodes known, "
-                    + (lastWelcome.map { String(format: "last word from the collector %.1f s ago", Double(now - $0) / 1e9) } ?? "no word from the collector yet"))
+                "\(detection.detail), \(known) capture nodes known, "
+                    + (lastWelcome.map { String(format: "last word from the collector %.1f s ago", Double(now - $0) / 1e9) } ?? "no word from the collector yet"),
+                healthy: detection.healthy)
             let ready: Bool
             do {
                 ready = try control.waitForInput(timeoutMilliseconds: 200)
@@ -99,10 +140,27 @@ public final class WorkerNode: @unchecked Sendable {
                 counters.add("control_malformed")
                 continue
             }
-            lastWelcome = Clock.monotonicNanoseconds()
-            for capture in welcome.captures
-            where directory.add(capture.frameEndpoint, key: capture.curvePublicKey.isEmpty ? nil : capture.curvePublicKey) {
-                logger.info("learned capture", metadata: ["stream": "\(capture.stream)", "endpoint": "\(capture.frameEndpoint)"])
+            let welcomeAt = Clock.monotonicNanoseconds()
+            lastWelcome = welcomeAt
+            let update = directory.learn(
+                welcome.captures.map { ($0.frameEndpoint, $0.curvePublicKey.isEmpty ? nil : $0.curvePublicKey) }, at: welcomeAt)
+            for entry in update.added {
+                let stream = welcome.captures.first { $0.frameEndpoint == entry.endpoint }?.stream ?? ""
+                logger.info("learned capture", metadata: ["stream": "\(stream.prefix(Wire.maxStreamIDLength))", "endpoint": "\(entry.endpoint)"])
+            }
+            for entry in update.forgotten {
+                logger.info("forgot capture: no Welcome listed it for 30 s", metadata: ["endpoint": "\(entry.endpoint)"])
+            }
+            for name in update.counters { counters.add(name) }
+            if !update.counters.isEmpty, lastDirectoryLog.map({ welcomeAt - $0 >= 10_000_000_000 }) ?? true {
+                lastDirectoryLog = welcomeAt
+                logger.warning(
+                    "announced capture nodes refused (logged at most once per 10 s)",
+                    metadata: [
+                        "rejected_endpoint": "\(counters.value("captures_rejected_endpoint"))",
+                        "rejected_key": "\(counters.value("captures_rejected_key"))",
+                        "refused_cap": "\(counters.value("captures_refused_cap"))", "max_captures": "\(directory.maxEntries)",
+                    ])
             }
         }
     }
@@ -118,37 +176,19 @@ public final class WorkerNode: @unchecked Sendable {
         try results.connect(configuration.collector)
         let ready: [UInt8] = try Ready(worker: workerID).serializedBytes()
         /// One DEALER per capture node: each gets this thread's credit, so a frame only comes when the thread is idle.
-        var captures: [(socket: ZMQSocket, lastReady: UInt64)] = []
+        var captures: [(entry: CaptureDirectory.Entry, socket: ZMQSocket, lastReady: UInt64)] = []
         defer {
             captures.forEach { $0.socket.close() }
             results.close()
         }
-        var known = 0
+        var generation: UInt64?
         // A capture node that restarted has forgotten our credit: idle threads say Ready again this often.
         let refresh: UInt64 = 1_000_000_000
 
         while !stop.isStopped {
-            let (newEndpoints, count) = directory.endpoints(from: known)
-            for entry in newEndpoints {
-                do {
-                    let socket = try ZMQSocket(context: context, kind: .dealer)
-                    try socket.setMaxMessageSize(Wire.maxFrameMessageBytes)
-                    try socket.setTCPKeepalive(idleSeconds: 10, intervalSeconds: 2, count: 3)
-                    if let security = configuration.security {
-                        guard let key = entry.key else {
-                            logger.error("capture node without a CURVE key: not connecting", metadata: ["endpoint": "\(entry.endpoint)"])
-                            socket.close()
-                            continue
-                        }
-                        try socket.makeCurveClient(serverKey: key, keyPair: security.keyPair)
-                    }
-                    try socket.connect(entry.endpoint)
-                    captures.append((socket, 0))
-                } catch {
-                    logger.error("cannot connect to capture", metadata: ["endpoint": "\(entry.endpoint)", "error": "\(error)"])
-                }
+            if directory.currentGeneration != generation {
+                generation = syncCaptures(&captures)
             }
-            known = count
             let now = Clock.monotonicNanoseconds()
             for index in captures.indices where now - captures[index].lastReady >= refresh {
                 _ = try? captures[index].socket.send([ready], dontWait: true)
@@ -193,82 +233,94 @@ public final class WorkerNode: @unchecked Sendable {
         if drained > 0 { logger.info("finished the frames in hand before stopping", metadata: ["frames": "\(drained)", "thread": "\(index)"]) }
     }
 
-    /// Analyses one received frame message and sends its result to the collector.
-    private func handle(_ parts: [[UInt8]], analyzer: FrameAnalyzer, workerID: String, results: ZMQSocket) throws {
-        let receivedAt = Clock.wallMicroseconds()
-        let frame: FrameMessage
-        do {
-            frame = try FrameMessage(parts: parts)
-        } catch {
-            // Without a valid header there is no stream to answer to: count it (by its code) and go on.
-            counters.add("frames_malformed")
-            counters.add("frames_rejected_\((error as? ProtocolError)?.code.description ?? "malformed")")
-            logger.warning("malformed frame", metadata: ["error": "\(error)"])
-            return
+    /// Brings this thread's capture sockets in line with the directory: closes those for forgotten entries, connects
+    /// new ones. Returns the generation synced to.
+    private func syncCaptures(_ captures: inout [(entry: CaptureDirectory.Entry, socket: ZMQSocket, lastReady: UInt64)]) -> UInt64 {
+        let (generation, entries) = directory.snapshot()
+        let wanted = Set(entries)
+        for capture in captures where !wanted.contains(capture.entry) { capture.socket.close() }
+        captures.removeAll { !wanted.contains($0.entry) }
+        let held = Set(captures.map(\.entry))
+        for entry in entries where !held.contains(entry) {
+            let socket: ZMQSocket
+            do {
+                socket = try ZMQSocket(context: context, kind: .dealer)
+            } catch {
+                logger.error("cannot open a socket for a capture node", metadata: ["endpoint": "\(entry.endpoint)", "error": "\(error)"])
+                continue
+            }
+            do {
+                try socket.setMaxMessageSize(Wire.maxFrameMessageBytes)
+                try socket.setTCPKeepalive(idleSeconds: 10, intervalSeconds: 2, count: 3)
+                if let security = configuration.security {
+                    guard let key = entry.key else {
+                        logger.error("capture node without a CURVE key: not connecting", metadata: ["endpoint": "\(entry.endpoint)"])
+                        socket.close()
+                        continue
+                    }
+                    try socket.makeCurveClient(serverKey: key, keyPair: security.keyPair)
+                }
+                try socket.connect(entry.endpoint)
+                captures.append((entry, socket, 0))
+            } catch {
+                socket.close()
+                logger.error("cannot connect to capture", metadata: ["endpoint": "\(entry.endpoint)", "error": "\(error)"])
+            }
         }
-        counters.add("frames_received")
-        let result = process(frame, receivedAt: receivedAt, analyzer: analyzer, workerID: workerID)
+        return generation
+    }
+
+    /// Analyses one received frame message (decisions in ``FrameHandling``) and sends its result to the collector.
+    private func handle(_ parts: [[UInt8]], analyzer: FrameAnalyzer, workerID: String, results: ZMQSocket) throws {
+        let handling = FrameHandling(defaults: configuration.analysis, workerID: workerID)
+        let outcome = handling.handle(parts: parts, receivedAtUs: Clock.wallMicroseconds()) { jpeg, orientation, options in
+            try analyzer.analyze(jpeg: jpeg, orientation: orientation, options: options)
+        }
+        for name in outcome.counters { counters.add(name) }
+        if let rejection = outcome.rejection {
+            // Without a valid header there is no stream to answer to: counted (by its code), logged once per interval.
+            logOncePerInterval("malformed frame", rejection: rejection)
+        }
+        guard let result = outcome.result else { return }
+        if result.status == .processed { recordTimings(result.timings) }
         let bytes: [UInt8] = try Envelope(.result(result)).serializedBytes()
         if try !results.send([bytes], dontWait: true) {
             counters.add("results_lost")
         }
     }
 
-    func process(_ frame: FrameMessage, receivedAt: Int64, analyzer: FrameAnalyzer, workerID: String) -> FrameResult {
-        let result = Self.analyse(
-            frame, receivedAt: receivedAt, analyzer: analyzer, workerID: workerID, defaults: configuration.analysis)
-        switch result.status {
-        case .processed:
-            counters.add("frames_processed")
-            let timings = result.timings
-            decodeTimer.recordNanoseconds(Int64(Double(timings.decodeMs) * 1e6))
-            detectTimer.recordNanoseconds(Int64(Double(timings.detectMs) * 1e6))
-            if timings.classifyMs > 0 { classifyTimer.recordNanoseconds(Int64(Double(timings.classifyMs) * 1e6)) }
-            if timings.queueMs >= 0 { queueTimer.recordNanoseconds(Int64(Double(timings.queueMs) * 1e6)) }
-        case .dropped: counters.add("frames_stale")
-        default: counters.add("frames_failed")
+    private let logLock = NSLock()
+    private var lastRejectionLog: UInt64?
+
+    /// Logs a rejected frame at most once per 10 s (the counters carry the rest).
+    private func logOncePerInterval(_ message: Logger.Message, rejection: ProtocolError) {
+        let now = Clock.monotonicNanoseconds()
+        let due = logLock.withLock {
+            guard lastRejectionLog.map({ now &- $0 >= 10_000_000_000 }) ?? true else { return false }
+            lastRejectionLog = now
+            return true
         }
-        return result
+        if due {
+            logger.warning(message, metadata: ["error": "\(rejection)", "note": "logged at most once per 10 s; see frames_rejected_* counters"])
+        }
+    }
+
+    private func recordTimings(_ timings: FrameTimings) {
+        decodeTimer.recordNanoseconds(FrameHandling.nanoseconds(milliseconds: timings.decodeMs))
+        detectTimer.recordNanoseconds(FrameHandling.nanoseconds(milliseconds: timings.detectMs))
+        if timings.classifyMs > 0 { classifyTimer.recordNanoseconds(FrameHandling.nanoseconds(milliseconds: timings.classifyMs)) }
+        if timings.queueMs > 0 { queueTimer.recordNanoseconds(FrameHandling.nanoseconds(milliseconds: timings.queueMs)) }
     }
 
     /// Turns a frame into its result: processed, dropped (past its deadline) or error (undecodable, or invalid
-    /// settings). The frame's per-stream settings override `defaults` field by field.
+    /// settings). The frame's per-stream settings override `defaults` field by field. See ``FrameHandling``.
     public static func analyse(
         _ frame: FrameMessage, receivedAt: Int64, analyzer: FrameAnalyzer, workerID: String,
         defaults: AnalysisOptions = AnalysisOptions()
     ) -> FrameResult {
-        var result = FrameResult()
-        result.stream = frame.header.stream
-        result.epoch = frame.header.epoch
-        result.seq = frame.header.seq
-        result.captureTimeUs = frame.header.captureTimeUs
-        result.worker = workerID
-        result.width = frame.header.width
-        result.height = frame.header.height
-        var timings = FrameTimings()
-        timings.queueMs = Float(max(0, receivedAt - (frame.header.sentTimeUs != 0 ? frame.header.sentTimeUs : frame.header.captureTimeUs))) / 1000
-        if frame.header.deadlineUs != 0, receivedAt > frame.header.deadlineUs {
-            result.status = .dropped
-            result.reason = "stale"
-            result.timings = timings
-            return result
-        }
-        do {
-            let options = frame.header.hasSettings ? try defaults.applying(frame.header.settings) : defaults
-            let analysis = try analyzer.analyze(jpeg: frame.jpeg, orientation: Int(frame.header.orientation), options: options)
-            result.status = .processed
-            result.width = UInt32(analysis.width)
-            result.height = UInt32(analysis.height)
-            timings.decodeMs = Float(analysis.decodeMilliseconds)
-            timings.detectMs = Float(analysis.detectMilliseconds)
-            timings.classifyMs = Float(analysis.classifyMilliseconds)
-            result.faces = analysis.faces.map(WireFace.init)
-        } catch {
-            result.status = .error
-            result.reason = "\(error)"
-        }
-        result.timings = timings
-        return result
+        FrameHandling(defaults: defaults, workerID: workerID).handle(frame, receivedAtUs: receivedAt) { jpeg, orientation, options in
+            try analyzer.analyze(jpeg: jpeg, orientation: orientation, options: options)
+        }.result ?? FrameResult()
     }
 }
 

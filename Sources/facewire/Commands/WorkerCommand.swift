@@ -30,6 +30,9 @@ struct WorkerCommand: ParsableCommand {
     @Option(help: "CURVE: the public key (.pub) of the capture nodes given with --capture (announced ones bring theirs).")
     var captureKey: String?
 
+    @Option(help: "The most capture nodes announced by the collector held at once; more are refused and counted (captures_refused_cap). An announced node no Welcome has listed for 30 s is forgotten.")
+    var maxCaptures: Int = CaptureDirectory.defaultMaxEntries
+
     @OptionGroup var detector: DetectorOptions
     @OptionGroup(title: "Defaults for streams that do not set them") var analysis: AnalysisFlags
     @OptionGroup(title: "Security (CURVE)") var curve: CurveOptions
@@ -47,6 +50,8 @@ struct WorkerCommand: ParsableCommand {
             workerID: id ?? defaultNodeID(),
             analysis: try analysis.options()
         )
+        guard maxCaptures >= 0 else { throw ValidationError("--max-captures must be 0 or more") }
+        configuration.maxCaptures = maxCaptures
         configuration.security = try curve.security(needs: .serverKey)
         if let captureKey {
             guard configuration.security != nil else { throw ValidationError("--capture-key needs --curve-secret-key") }
