@@ -149,7 +149,7 @@ public final class CollectorNode: @unchecked Sendable {
     }
 
     /// Counts an emitted frame per stream, status and reason (`facewire_stream_frames_total`).
-    private func countFrame(stream: String, status: String, reason: String) {
+    private func countFrame(stream: String, status: String, reason: String, count: UInt64 = 1) {
         let code = reason.split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
         let key = "\(stream)\u{0}\(status)\u{0}\(code)"
         let counter = streamFrames[key] ?? {
@@ -158,7 +158,7 @@ public final class CollectorNode: @unchecked Sendable {
             streamFrames[key] = made
             return made
         }()
-        counter.increment()
+        counter.increment(by: Int64(clamping: count))
     }
 
     /// Logs one line per open stream with what it did since the last report, and publishes the same figures in
@@ -226,6 +226,10 @@ public final class CollectorNode: @unchecked Sendable {
             handleHello(hello, identity: identity, peerAddress: message.peerAddress, router: router, publisher: publisher, now: now)
         case .result(let result):
             counters.add("results")
+            if let rejection = ResultValidation.rejection(of: result, wallMicroseconds: Clock.wallMicroseconds()) {
+                counters.add("results_rejected_\(rejection.rawValue)")
+                return
+            }
             apply(.result(seq: result.seq, payload: result), stream: result.stream, epoch: result.epoch, publisher: publisher, now: now)
         case .skipped(let skipped):
             guard skipped.count > 0 else { return }
@@ -386,7 +390,9 @@ public final class CollectorNode: @unchecked Sendable {
                     result.faces[index].trackingFrameCount = assignment.frameCount
                 }
                 if result.captureTimeUs != 0 {
-                    result.timings.totalMs = Float(Clock.wallMicroseconds() - result.captureTimeUs) / 1000
+                    // Saturating: the capture time was checked at intake, but arithmetic on wire values never traps.
+                    let (age, overflow) = Clock.wallMicroseconds().subtractingReportingOverflow(result.captureTimeUs)
+                    result.timings.totalMs = overflow ? .infinity : Float(age) / 1000
                 }
                 switch result.status {
                 case .processed: counters.add("frames_processed")
@@ -403,23 +409,36 @@ public final class CollectorNode: @unchecked Sendable {
                 countFrame(
                     stream: key.stream, status: result.status == .processed ? "processed" : result.status == .dropped ? "dropped" : "error",
                     reason: result.reason)
-                if result.status == .processed, result.captureTimeUs != 0, result.timings.totalMs >= 0 {
-                    latency.recordNanoseconds(Int64(Double(result.timings.totalMs) * 1e6))
+                let totalMs = Double(result.timings.totalMs)
+                // Int64(Double) traps on inf, NaN and out of range: only plausible latencies (under a day) are recorded.
+                if result.status == .processed, result.captureTimeUs != 0, totalMs.isFinite, totalMs >= 0, totalMs < 86_400_000 {
+                    latency.recordNanoseconds(Int64(totalMs * 1e6))
                 }
                 messages.append(StreamMessage(stream: key.stream, epoch: key.epoch, body: .frame(result)))
                 update.left.forEach { event(.left, $0) }
                 update.appeared.forEach { event(.appeared, $0) }
-            case .dropped(let seq, let reason):
+            case .dropped(let seqs, let reason):
+                // O(1) whatever the run's length: a short run is published frame by frame, a run longer than
+                // --max-pending as one message with `runLength` (SPEC.md 9.1).
+                let length = seqs.upperBound - seqs.lowerBound
                 var result = FrameResult()
                 result.stream = key.stream
                 result.epoch = key.epoch
-                result.seq = seq
                 result.status = .dropped
                 result.reason = reason.rawValue
-                counters.add("frames_dropped")
-                state.statistics.record(processed: false, reason: reason.rawValue, latencyMilliseconds: nil)
-                countFrame(stream: key.stream, status: "dropped", reason: reason.rawValue)
-                messages.append(StreamMessage(stream: key.stream, epoch: key.epoch, body: .frame(result)))
+                counters.add("frames_dropped", length)
+                state.statistics.record(processed: false, reason: reason.rawValue, latencyMilliseconds: nil, count: length)
+                countFrame(stream: key.stream, status: "dropped", reason: reason.rawValue, count: length)
+                if length <= UInt64(max(1, configuration.maxPending)) {
+                    for seq in seqs {
+                        result.seq = seq
+                        messages.append(StreamMessage(stream: key.stream, epoch: key.epoch, body: .frame(result)))
+                    }
+                } else {
+                    result.seq = seqs.lowerBound
+                    result.runLength = length
+                    messages.append(StreamMessage(stream: key.stream, epoch: key.epoch, body: .frame(result)))
+                }
             case .end(let streamCounters):
                 state.tracker.finish().forEach { event(.left, $0) }
                 var summary = StreamSummary()

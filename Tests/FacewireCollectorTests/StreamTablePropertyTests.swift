@@ -140,7 +140,7 @@ struct StreamTablePropertyTests {
             let ends = out.indices.filter { if case .end = out[$0] { true } else { false } }
             #expect(ends == [out.count - 1], "seed \(seed): \(key) ends at \(ends) of \(out.count)")
             // Consecutive sequences, each once, never beyond what the capture node numbered.
-            let seqs = out.compactMap(\.seq)
+            let seqs = expandedSeqs(out)
             if let first = seqs.first {
                 #expect(seqs == Array(first..<(first + UInt64(seqs.count))), "seed \(seed): \(key) out of order")
                 #expect(seqs.last! < (scenario.numbered[key] ?? 0), "seed \(seed): \(key) emitted beyond its frames")
