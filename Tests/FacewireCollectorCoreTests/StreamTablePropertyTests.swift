@@ -1,6 +1,6 @@
 import Testing
 
-@testable import FacewireCollector
+@testable import FacewireCollectorCore
 
 /// Randomized runs of the collector's whole ordering state, several streams and capture-node restarts included:
 /// each stream goes through one to four epochs; a restarted capture node's stragglers keep arriving after the new

@@ -1,5 +1,5 @@
 import Testing
-@testable import FacewireCollector
+@testable import FacewireCollectorCore
 
 /// Runs of dropped sequences of any length cost one emission and O(1) memory (SPEC.md 9.3, 14.3).
 @Suite("ReorderBuffer runs")

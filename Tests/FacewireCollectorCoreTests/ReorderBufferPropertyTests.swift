@@ -1,5 +1,5 @@
 import Testing
-@testable import FacewireCollector
+@testable import FacewireCollectorCore
 
 /// Randomized end-to-end runs of the reorder buffer against a simulated capture node and
 /// workers: frames are lost, skipped at the source, delayed (some far beyond `maxDelay`),
@@ -149,7 +149,7 @@ struct ReorderBufferPropertyTests {
             switch emission {
             case .frame(let seq, let payload):
                 processed += 1
-                #expect(payload == FacewireCollectorTests.payload(seq))
+                #expect(payload == FacewireCollectorCoreTests.payload(seq))
                 #expect(scenario.firstArrival[seq] != nil, "processed \(seq) was never delivered")
             case .dropped(let seqs, let reason):
                 #expect(!seqs.isEmpty, "an empty run was emitted")

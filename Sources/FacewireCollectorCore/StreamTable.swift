@@ -35,6 +35,8 @@ public struct StreamTable<Payload> {
         case staleEpoch
         /// The epoch already published its end.
         case afterEnd
+        /// It would open a new stream while ``maxOpen`` (stream, epoch) pairs are open (`--max-streams`).
+        case full
     }
 
     /// What one input did.
@@ -60,11 +62,22 @@ public struct StreamTable<Payload> {
     /// Epochs whose end was emitted, with when.
     private var ended: [Key: UInt64] = [:]
 
-    public init(maxDelayNanoseconds: UInt64, maxPending: Int, endedMemoryNanoseconds: UInt64 = 3_600_000_000_000) {
+    /// The most open (stream, epoch) pairs: a new stream beyond it is refused (``Rejection/full``). A new epoch of
+    /// an open stream is still accepted (it replaces the old one, which then ends), so at most twice this many
+    /// are open for a moment.
+    public let maxOpen: Int
+
+    public init(
+        maxDelayNanoseconds: UInt64, maxPending: Int, endedMemoryNanoseconds: UInt64 = 3_600_000_000_000, maxOpen: Int = .max
+    ) {
         maxDelay = maxDelayNanoseconds
         self.maxPending = maxPending
         endedMemory = endedMemoryNanoseconds
+        self.maxOpen = maxOpen
     }
+
+    /// How many (stream, epoch) pairs are open.
+    public var openCount: Int { buffers.count }
 
     /// The open keys, sorted.
     public var openKeys: [Key] { buffers.keys.sorted() }
@@ -89,6 +102,11 @@ public struct StreamTable<Payload> {
             }
             if let newest = newestEpoch[stream], epoch < newest {
                 outcome.rejected = .staleEpoch
+                return outcome
+            }
+            let replacesOpenEpoch = newestEpoch[stream].map { buffers[Key(stream: stream, epoch: $0)] != nil } ?? false
+            if buffers.count >= maxOpen && !replacesOpenEpoch {
+                outcome.rejected = .full
                 return outcome
             }
             // A newer epoch: the capture node restarted. What the old one sent and the collector knows of is still
@@ -129,6 +147,12 @@ public struct StreamTable<Payload> {
         return out
     }
 
+    /// Closes an open key at once (`--stream-idle-timeout`): buffered results are emitted, every missing sequence
+    /// up to the highest known one (or the received end) drops with `reason`, then its end. `[]` if not open.
+    public mutating func close(_ key: Key, reason: DropReason, at now: UInt64) -> [Emission] {
+        update(key, now: now) { $0.flush(reason: reason) }
+    }
+
     private mutating func update(_ key: Key, now: UInt64, _ body: (inout ReorderBuffer<Payload>) -> [Emission]) -> [Emission] {
         guard var buffer = buffers[key] else { return [] }
         let emissions = body(&buffer)
@@ -136,6 +160,11 @@ public struct StreamTable<Payload> {
             buffers[key] = nil
             ended = ended.filter { now &- $0.value < endedMemory }
             ended[key] = now
+            // Forget the newest epoch of streams with nothing open or remembered (bounded by open + ended keys).
+            newestEpoch = newestEpoch.filter {
+                let newest = Key(stream: $0.key, epoch: $0.value)
+                return buffers[newest] != nil || ended[newest] != nil
+            }
         } else {
             buffers[key] = buffer
         }

@@ -1,4 +1,4 @@
-@testable import FacewireCollector
+@testable import FacewireCollectorCore
 
 typealias Buffer = ReorderBuffer<String>
 typealias Emission = Buffer.Emission

@@ -1,6 +1,6 @@
 import FacewireProtocol
 import Testing
-@testable import FacewireCollector
+@testable import FacewireCollectorCore
 
 @Suite("ResultValidation (wire values a result may carry)")
 struct ResultValidationTests {
