@@ -22,7 +22,7 @@ struct CollectorCommand: ParsableCommand {
     @Option(help: "Milliseconds to wait for a missing frame once a later one is known.")
     var maxDelay: Int = 1000
 
-    @Option(help: "Results held per stream while an earlier frame is missing.")
+    @Option(help: "Results held per stream while an earlier frame is missing (and, separately, skip runs stored); dropped runs up to this long are published frame by frame, longer ones as one line with runLength.")
     var maxPending: Int = 256
 
     @Option(help: "Seconds a face that is no longer seen keeps its tracking ID (capture time).")
@@ -40,6 +40,21 @@ struct CollectorCommand: ParsableCommand {
     @Option(help: "Seconds between per-stream statistics (frames, processed, drops by reason, late, fps, latency p50/p99), on stderr and in the stream; 0 turns them off.")
     var statsInterval: Double = 5
 
+    @Option(help: "Open (stream, epoch) pairs at most; a new stream beyond it is refused (counted as streams_refused_cap).")
+    var maxStreams: Int = 1024
+
+    @Option(help: "Capture nodes announced at most; a new one beyond it is refused (captures_refused_cap).")
+    var maxCaptures: Int = 1024
+
+    @Option(help: "Worker identities remembered at most; beyond it workers are still answered but not remembered (workers_refused_cap).")
+    var maxWorkers: Int = 4096
+
+    @Option(help: "Distinct stream labels on facewire_stream_frames_total; further streams are counted as stream=\"_other\".")
+    var maxMetricStreams: Int = 64
+
+    @Option(help: "Seconds without any input (hello, result, skip) after which an open stream is closed: its gaps drop as timeout and it ends; 0 = never.")
+    var streamIdleTimeout: Double = 60
+
     @OptionGroup(title: "Security (CURVE)") var curve: CurveOptions
     @OptionGroup(title: "Metrics") var metrics: MetricsOptions
     @OptionGroup var log: LogOptions
@@ -51,17 +66,28 @@ struct CollectorCommand: ParsableCommand {
         guard (1...1000).contains(trackMinHits) else { throw ValidationError("--track-min-hits must be in 1...1000") }
         guard outputMaxBytes > 0 else { throw ValidationError("--output-max-bytes must be positive") }
         guard statsInterval >= 0, statsInterval.isFinite else { throw ValidationError("--stats-interval must be >= 0 seconds") }
+        guard maxStreams >= 1 else { throw ValidationError("--max-streams must be at least 1") }
+        guard maxCaptures >= 0, maxWorkers >= 0, maxMetricStreams >= 0 else {
+            throw ValidationError("--max-captures, --max-workers and --max-metric-streams must not be negative")
+        }
+        guard streamIdleTimeout >= 0, streamIdleTimeout.isFinite else { throw ValidationError("--stream-idle-timeout must be >= 0 seconds") }
     }
 
     func run() throws {
         let logger = try log.makeLogger("facewire.collector")
         metrics.bootstrapIfNeeded()
         let file = try output.map { try JSONLinesFile(path: $0, maxBytes: outputMaxBytes) }
+        var configuration = CollectorConfiguration(
+            bind: bind, publish: publish, maxDelayMilliseconds: maxDelay, maxPending: maxPending,
+            tracking: FaceTracker.Configuration(maxAge: trackMaxAge, minHits: trackMinHits),
+            statisticsIntervalSeconds: statsInterval, security: try curve.security(needs: .allowList))
+        configuration.maxStreams = maxStreams
+        configuration.maxCaptures = maxCaptures
+        configuration.maxWorkers = maxWorkers
+        configuration.maxMetricStreams = maxMetricStreams
+        configuration.streamIdleTimeoutSeconds = streamIdleTimeout
         let node = CollectorNode(
-            configuration: CollectorConfiguration(
-                bind: bind, publish: publish, maxDelayMilliseconds: maxDelay, maxPending: maxPending,
-                tracking: FaceTracker.Configuration(maxAge: trackMaxAge, minHits: trackMinHits),
-                statisticsIntervalSeconds: statsInterval, security: try curve.security(needs: .allowList)),
+            configuration: configuration,
             logger: logger,
             sink: file.map { file in { try file.write($0) } }
         )
