@@ -160,7 +160,7 @@ public final class CollectorNode: @unchecked Sendable {
             }
         }
         for reply in output.replies {
-            guard let bytes: [UInt8] = try? reply.envelope.serializedBytes() else { continue }
+            guard let bytes: [UInt8] = reply.bytes ?? (try? reply.envelope.serializedBytes()) else { continue }
             for identity in reply.identities {
                 do {
                     if try !router.send([identity, bytes], dontWait: true) { counters.add(reply.lostCounter) }

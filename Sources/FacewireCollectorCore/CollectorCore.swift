@@ -41,7 +41,7 @@ public struct CollectorCore {
     public let limits: CollectorLimits
     public let tracking: FaceTracker.Configuration
     /// The PUB endpoint announced in every Welcome (set by the shell once bound).
-    public var publishEndpoint = ""
+    public var publishEndpoint = "" { didSet { cachedWelcome = nil } }
 
     var table: StreamTable<FrameResult>
     var streams: [Key: StreamState] = [:]
@@ -52,6 +52,8 @@ public struct CollectorCore {
     var notices: NoticeLog
     /// Capture nodes changed since the last Welcome pushed to every worker.
     var capturesChanged = false
+    /// The Welcome for the current capture nodes, serialised once (a hello flood must not rebuild it per hello).
+    var cachedWelcome: (envelope: Envelope, bytes: [UInt8])?
     var lastStatistics: UInt64?
     var lastHousekeeping: UInt64?
 
@@ -199,7 +201,10 @@ public struct CollectorCore {
         workers = workers.filter { t &- $0.value < limits.workerExpiry }
         let before = captures.count
         captures = captures.filter { t &- $0.value.lastHello < limits.captureExpiry }
-        if captures.count != before { capturesChanged = true }
+        if captures.count != before {
+            capturesChanged = true
+            cachedWelcome = nil
+        }
         if limits.streamIdleTimeout > 0 {
             for key in table.openKeys {
                 guard let state = streams[key], t &- state.lastInput >= limits.streamIdleTimeout else { continue }
@@ -211,17 +216,21 @@ public struct CollectorCore {
         if capturesChanged {
             capturesChanged = false
             if !workers.isEmpty {
-                out.replies.append(.init(identities: Array(workers.keys), envelope: Envelope(.welcome(welcome(at: t))), lostCounter: "welcome_lost"))
+                out.replies.append(welcome(to: Array(workers.keys)))
             }
         }
     }
 
-    private func welcome(at now: UInt64) -> Welcome {
-        var welcome = Welcome()
-        welcome.captures = captures.values.filter { now &- $0.lastHello < limits.captureExpiry }.map(\.info)
-            .sorted { $0.stream < $1.stream }
-        welcome.publishEndpoint = publishEndpoint
-        return welcome
+    /// A Welcome to `identities`: the capture nodes heard from within `captureExpiry` (pruned once a second), sorted.
+    private mutating func welcome(to identities: [[UInt8]]) -> CollectorOutput.Reply {
+        if cachedWelcome == nil {
+            var welcome = Welcome()
+            welcome.captures = captures.values.map(\.info).sorted { $0.stream < $1.stream }
+            welcome.publishEndpoint = publishEndpoint
+            let envelope = Envelope(.welcome(welcome))
+            cachedWelcome = (envelope, (try? envelope.serializedBytes()) ?? [])
+        }
+        return .init(identities: identities, envelope: cachedWelcome!.envelope, lostCounter: "welcome_lost", bytes: cachedWelcome!.bytes)
     }
 
     private mutating func handleHello(_ hello: Hello, identity: [UInt8], peerAddress: String?, now: Instant, _ out: inout CollectorOutput) {
@@ -255,6 +264,7 @@ public struct CollectorCore {
                 out.log(.info, "capture announced", ["stream": info.stream, "endpoint": info.frameEndpoint])
                 // Every live worker hears of it at the next tick (one Welcome per worker, however many hellos).
                 capturesChanged = true
+                cachedWelcome = nil
             }
             captures[hello.stream] = CaptureEntry(info: info, lastHello: t)
         case .worker:
@@ -269,9 +279,9 @@ public struct CollectorCore {
                     "max": "\(limits.maxWorkers)",
                 ], now, &out)
             }
-            out.replies.append(.init(identities: [identity], envelope: Envelope(.welcome(welcome(at: t))), lostCounter: "welcome_lost"))
+            out.replies.append(welcome(to: [identity]))
         case .tail, .unspecified, .UNRECOGNIZED:
-            out.replies.append(.init(identities: [identity], envelope: Envelope(.welcome(welcome(at: t))), lostCounter: "welcome_lost"))
+            out.replies.append(welcome(to: [identity]))
         }
     }
 

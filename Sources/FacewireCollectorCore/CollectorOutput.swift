@@ -9,6 +9,15 @@ public struct CollectorOutput {
         public var envelope: Envelope
         /// The counter to add to when a send fails (`welcome_lost`, `reply_lost`).
         public var lostCounter: String
+        /// The envelope already serialised (a cached Welcome), or nil: the shell serialises `envelope`.
+        public var bytes: [UInt8]?
+
+        public init(identities: [[UInt8]], envelope: Envelope, lostCounter: String, bytes: [UInt8]? = nil) {
+            self.identities = identities
+            self.envelope = envelope
+            self.lostCounter = lostCounter
+            self.bytes = bytes
+        }
     }
 
     /// One log line.

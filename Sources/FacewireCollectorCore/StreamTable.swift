@@ -111,7 +111,7 @@ public struct StreamTable<Payload> {
             }
             // A newer epoch: the capture node restarted. What the old one sent and the collector knows of is still
             // waited for; an old epoch the collector knows nothing of is closed at once.
-            for oldKey in openKeys where oldKey.stream == stream {
+            for oldKey in buffers.keys.filter({ $0.stream == stream }).sorted() {
                 outcome.replaced.append(oldKey)
                 let emissions = update(oldKey, now: now) { buffer in
                     if let highest = buffer.highestKnownSeq {
