@@ -31,6 +31,9 @@ struct CollectorCommand: ParsableCommand {
     @Option(help: "Frames a face must be seen in before it gets a tracking ID and a faceAppeared event.")
     var trackMinHits: Int = 1
 
+    @Option(help: "Tracks kept per stream at most; beyond it the tracks seen longest ago end (faceLeft) at once.")
+    var maxTracks: Int = 256
+
     @Option(help: "Also write the ordered stream (frames, events, stream ends) to this JSON Lines file, in order; nothing is buffered, and rotation and shutdown fsync it.")
     var output: String?
 
@@ -64,6 +67,7 @@ struct CollectorCommand: ParsableCommand {
         guard maxPending >= 1 else { throw ValidationError("--max-pending must be at least 1") }
         guard trackMaxAge >= 0, trackMaxAge.isFinite else { throw ValidationError("--track-max-age must be >= 0 seconds") }
         guard (1...1000).contains(trackMinHits) else { throw ValidationError("--track-min-hits must be in 1...1000") }
+        guard maxTracks >= 1 else { throw ValidationError("--max-tracks must be at least 1") }
         guard outputMaxBytes > 0 else { throw ValidationError("--output-max-bytes must be positive") }
         guard statsInterval >= 0, statsInterval.isFinite else { throw ValidationError("--stats-interval must be >= 0 seconds") }
         guard maxStreams >= 1 else { throw ValidationError("--max-streams must be at least 1") }
@@ -79,7 +83,7 @@ struct CollectorCommand: ParsableCommand {
         let file = try output.map { try JSONLinesFile(path: $0, maxBytes: outputMaxBytes) }
         var configuration = CollectorConfiguration(
             bind: bind, publish: publish, maxDelayMilliseconds: maxDelay, maxPending: maxPending,
-            tracking: FaceTracker.Configuration(maxAge: trackMaxAge, minHits: trackMinHits),
+            tracking: FaceTracker.Configuration(maxAge: trackMaxAge, minHits: trackMinHits, maxTracks: maxTracks),
             statisticsIntervalSeconds: statsInterval, security: try curve.security(needs: .allowList))
         configuration.maxStreams = maxStreams
         configuration.maxCaptures = maxCaptures
