@@ -21,6 +21,8 @@ public struct CollectorConfiguration: Sendable {
     public var statisticsIntervalSeconds: Double
     /// CURVE: the collector's keys and the client keys it accepts (capture nodes, workers, tails); nil for plain TCP.
     public var security: CurveSecurity?
+    /// `--max-pending-bytes`: estimated bytes of all buffered results together.
+    public var maxPendingBytes: Int = 256 << 20
     /// `--max-streams`: open (stream, epoch) pairs (SPEC.md 14.3).
     public var maxStreams: Int = 1024
     /// `--max-captures`: capture nodes announced at once.
@@ -35,7 +37,7 @@ public struct CollectorConfiguration: Sendable {
     /// The core's settings.
     public var limits: CollectorLimits {
         CollectorLimits(
-            maxDelay: UInt64(max(0, maxDelayMilliseconds)) &* 1_000_000, maxPending: maxPending, maxStreams: maxStreams,
+            maxDelay: UInt64(max(0, maxDelayMilliseconds)) &* 1_000_000, maxPending: maxPending, maxPendingBytes: maxPendingBytes, maxStreams: maxStreams,
             maxCaptures: maxCaptures, maxWorkers: maxWorkers, maxMetricStreams: maxMetricStreams,
             streamIdleTimeout: CollectorLimits.nanoseconds(seconds: streamIdleTimeoutSeconds),
             captureExpiry: CollectorLimits.nanoseconds(seconds: captureExpirySeconds),

@@ -125,7 +125,17 @@ public struct CollectorCore {
                 ], now, &out)
                 return out
             }
-            apply(.result(seq: result.seq, payload: result), stream: result.stream, epoch: result.epoch, now: now, &out)
+            let bytes = Self.estimatedSize(of: result)
+            // The head's result is always taken: it is emitted at once and drains the buffer.
+            let isHead = table.buffer(Key(stream: result.stream, epoch: result.epoch))?.head == result.seq
+            guard isHead || table.pendingBytes <= limits.maxPendingBytes - min(bytes, limits.maxPendingBytes) else {
+                out.count("results_refused_pending_bytes")
+                notice("results_refused_pending_bytes", "result refused: --max-pending-bytes of buffered results reached", [
+                    "max": "\(limits.maxPendingBytes)",
+                ], now, &out)
+                return out
+            }
+            apply(.result(seq: result.seq, payload: result, bytes: bytes), stream: result.stream, epoch: result.epoch, now: now, &out)
         case .skipped(let skipped):
             guard skipped.count > 0 else { return out }
             guard skipped.reason.utf8.count <= Self.maxReasonBytes else {
@@ -189,6 +199,14 @@ public struct CollectorCore {
     public mutating func forgetWorker(_ identity: [UInt8]) {
         workers[identity] = nil
     }
+
+    /// What a buffered result costs, roughly, in bytes (its strings, its faces and a fixed overhead).
+    static func estimatedSize(of result: FrameResult) -> Int {
+        256 + result.stream.utf8.count + result.reason.utf8.count + result.worker.utf8.count + result.faces.count * 200
+    }
+
+    /// The estimated size of all buffered results (``CollectorLimits/maxPendingBytes``).
+    public var pendingBytes: Int { table.pendingBytes }
 
     // MARK: - Private
 

@@ -8,6 +8,9 @@ public struct CollectorLimits: Sendable, Equatable {
     /// `--max-pending`: results buffered per (stream, epoch), and separately stored skip runs; also the longest
     /// dropped run published frame by frame (longer runs are one message with `runLength`).
     public var maxPending: Int
+    /// `--max-pending-bytes`: the estimated size of all buffered results together, over every stream; a result
+    /// that would pass it is refused (`results_refused_pending_bytes`) and its frame drops as `timeout`.
+    public var maxPendingBytes: Int
     /// `--max-streams`: open (stream, epoch) pairs; a new stream beyond it is refused (`streams_refused_cap`).
     public var maxStreams: Int
     /// `--max-captures`: capture nodes announced at once; a new one beyond it is refused (`captures_refused_cap`).
@@ -31,13 +34,14 @@ public struct CollectorLimits: Sendable, Equatable {
     public var noticeInterval: UInt64
 
     public init(
-        maxDelay: UInt64 = 1_000_000_000, maxPending: Int = 256, maxStreams: Int = 1024, maxCaptures: Int = 1024,
+        maxDelay: UInt64 = 1_000_000_000, maxPending: Int = 256, maxPendingBytes: Int = 256 << 20, maxStreams: Int = 1024, maxCaptures: Int = 1024,
         maxWorkers: Int = 4096, maxMetricStreams: Int = 64, streamIdleTimeout: UInt64 = 60_000_000_000,
         captureExpiry: UInt64 = 10_000_000_000, workerExpiry: UInt64 = 10_000_000_000,
         statisticsInterval: UInt64 = 5_000_000_000, noticeInterval: UInt64 = 10_000_000_000
     ) {
         self.maxDelay = maxDelay
         self.maxPending = max(1, maxPending)
+        self.maxPendingBytes = max(0, maxPendingBytes)
         self.maxStreams = max(1, maxStreams)
         self.maxCaptures = max(0, maxCaptures)
         self.maxWorkers = max(0, maxWorkers)

@@ -74,6 +74,7 @@ public struct ReorderBuffer<Payload> {
     fileprivate struct Pending {
         var payload: Payload
         var at: UInt64
+        var bytes: Int
     }
 
     fileprivate struct SkipRun {
@@ -139,9 +140,11 @@ public struct ReorderBuffer<Payload> {
     /// Discarded and counted instead: a sequence already buffered or emitted as processed
     /// (`duplicates`), a sequence emitted as dropped, below the base, at or beyond the end, or
     /// arriving after the buffer finished (`late`).
-    public mutating func receive(seq: UInt64, payload: Payload, at now: UInt64) -> [Emission] {
+    /// `bytes` is the caller's estimate of the payload's size, summed in ``pendingBytes``.
+    public mutating func receive(seq: UInt64, payload: Payload, bytes: Int = 0, at now: UInt64) -> [Emission] {
         if accept(seq: seq, at: now) {
-            results[seq] = Pending(payload: payload, at: now)
+            results[seq] = Pending(payload: payload, at: now, bytes: bytes)
+            pendingBytes &+= bytes
             noteKnown(seq)
         }
         return advanced(now)
@@ -179,6 +182,7 @@ public struct ReorderBuffer<Payload> {
             endAt = now
             if firstInputAt == nil { firstInputAt = now }
             for key in results.keys where key >= nextSeq {
+                pendingBytes &-= results[key]?.bytes ?? 0
                 results[key] = nil
                 counters.late += 1
             }
@@ -233,6 +237,9 @@ public struct ReorderBuffer<Payload> {
 
     /// The number of buffered results (what `maxPending` bounds).
     public var pendingCount: Int { results.count }
+
+    /// The sum of the `bytes` given with the buffered results.
+    public private(set) var pendingBytes = 0
 
     // MARK: - Private
 
@@ -372,6 +379,7 @@ public struct ReorderBuffer<Payload> {
     /// Emits the head if it is buffered (a result or a skip run starting at it).
     private mutating func emitPresentHead(into out: inout [Emission]) -> Bool {
         if let pending = results.removeValue(forKey: head) {
+            pendingBytes &-= pending.bytes
             out.append(.frame(seq: head, payload: pending.payload))
             counters.processed += 1
             counters.emitted += 1
@@ -416,6 +424,7 @@ public struct ReorderBuffer<Payload> {
     private mutating func finish(into out: inout [Emission]) {
         isFinished = true
         results.removeAll()
+        pendingBytes = 0
         skips.removeAll()
         out.append(.end(counters))
     }

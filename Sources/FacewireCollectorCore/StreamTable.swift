@@ -24,7 +24,7 @@ public struct StreamTable<Payload> {
     /// What a capture node or a worker can say about a (stream, epoch).
     public enum Input {
         case hello(nextSeq: UInt64)
-        case result(seq: UInt64, payload: Payload)
+        case result(seq: UInt64, payload: Payload, bytes: Int = 0)
         case skip(firstSeq: UInt64, count: UInt64, reason: DropReason)
         case end(nextSeq: UInt64)
     }
@@ -75,6 +75,9 @@ public struct StreamTable<Payload> {
         endedMemory = endedMemoryNanoseconds
         self.maxOpen = maxOpen
     }
+
+    /// The sum of every open buffer's ``ReorderBuffer/pendingBytes``.
+    public private(set) var pendingBytes = 0
 
     /// How many (stream, epoch) pairs are open.
     public var openCount: Int { buffers.count }
@@ -128,7 +131,7 @@ public struct StreamTable<Payload> {
         let emissions = update(key, now: now) { buffer in
             switch input {
             case .hello(let nextSeq): buffer.noteHello(nextSeq: nextSeq, at: now)
-            case .result(let seq, let payload): buffer.receive(seq: seq, payload: payload, at: now)
+            case .result(let seq, let payload, let bytes): buffer.receive(seq: seq, payload: payload, bytes: bytes, at: now)
             case .skip(let firstSeq, let count, let reason): buffer.skip(firstSeq: firstSeq, count: count, reason: reason, at: now)
             case .end(let nextSeq): buffer.end(nextSeq: nextSeq, at: now)
             }
@@ -155,7 +158,9 @@ public struct StreamTable<Payload> {
 
     private mutating func update(_ key: Key, now: UInt64, _ body: (inout ReorderBuffer<Payload>) -> [Emission]) -> [Emission] {
         guard var buffer = buffers[key] else { return [] }
+        let before = buffer.pendingBytes
         let emissions = body(&buffer)
+        pendingBytes = pendingBytes &- before &+ buffer.pendingBytes
         if buffer.isFinished {
             buffers[key] = nil
             ended = ended.filter { now &- $0.value < endedMemory }

@@ -200,6 +200,29 @@ struct CollectorCoreTests {
         #expect(h.total("captures_refused_cap") == 7)
     }
 
+    @Test func bufferedResultsAreBoundedInBytes() {
+        var h = CoreHarness(CollectorLimits(maxDelay: 100_000_000, maxPendingBytes: 4000, statisticsInterval: 0))
+        h.send(CoreHarness.hello("cam"))
+        for seq: UInt64 in 1...10 {
+            guard case .result(var result) = CoreHarness.result("cam", seq: seq) else { return }
+            result.reason = String(repeating: "r", count: 1000)
+            h.send(.result(result))
+        }
+        #expect(h.core.pendingBytes <= 4000)
+        #expect(h.total("results_refused_pending_bytes") > 0)
+        #expect(h.notices("results_refused_pending_bytes") == 1)
+        // The head is always taken, and drains the buffer.
+        h.send(CoreHarness.result("cam", seq: 0))
+        #expect(h.core.pendingBytes == 0)
+        #expect(checkOrdered(h.frames("cam")) == (true, 4), "0 and the buffered 1...3")
+        // The refused ones drop as timeout once a later result is known, like lost results.
+        h.send(CoreHarness.result("cam", seq: 10))
+        h.advance(ms: 101)
+        h.tick()
+        #expect(checkOrdered(h.frames("cam")) == (true, 11))
+        #expect(h.frames("cam")[4...9].allSatisfy { $0.reason == "timeout" })
+    }
+
     @Test func metricLabelsAreBounded() {
         var h = CoreHarness(CollectorLimits(maxDelay: 100_000_000, maxMetricStreams: 2, statisticsInterval: 0))
         for index in 0..<5 {

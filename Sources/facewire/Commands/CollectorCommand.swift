@@ -43,6 +43,9 @@ struct CollectorCommand: ParsableCommand {
     @Option(help: "Seconds between per-stream statistics (frames, processed, drops by reason, late, fps, latency p50/p99), on stderr and in the stream; 0 turns them off.")
     var statsInterval: Double = 5
 
+    @Option(help: "Bytes (estimated) of buffered results over all streams at most; a result beyond it is refused (results_refused_pending_bytes) and its frame drops as timeout.")
+    var maxPendingBytes: Int = 256 << 20
+
     @Option(help: "Open (stream, epoch) pairs at most; a new stream beyond it is refused (counted as streams_refused_cap).")
     var maxStreams: Int = 1024
 
@@ -70,6 +73,7 @@ struct CollectorCommand: ParsableCommand {
         guard maxTracks >= 1 else { throw ValidationError("--max-tracks must be at least 1") }
         guard outputMaxBytes > 0 else { throw ValidationError("--output-max-bytes must be positive") }
         guard statsInterval >= 0, statsInterval.isFinite else { throw ValidationError("--stats-interval must be >= 0 seconds") }
+        guard maxPendingBytes >= 0 else { throw ValidationError("--max-pending-bytes must not be negative") }
         guard maxStreams >= 1 else { throw ValidationError("--max-streams must be at least 1") }
         guard maxCaptures >= 0, maxWorkers >= 0, maxMetricStreams >= 0 else {
             throw ValidationError("--max-captures, --max-workers and --max-metric-streams must not be negative")
@@ -86,6 +90,7 @@ struct CollectorCommand: ParsableCommand {
             tracking: FaceTracker.Configuration(maxAge: trackMaxAge, minHits: trackMinHits, maxTracks: maxTracks),
             statisticsIntervalSeconds: statsInterval, security: try curve.security(needs: .allowList))
         configuration.maxStreams = maxStreams
+        configuration.maxPendingBytes = maxPendingBytes
         configuration.maxCaptures = maxCaptures
         configuration.maxWorkers = maxWorkers
         configuration.maxMetricStreams = maxMetricStreams
