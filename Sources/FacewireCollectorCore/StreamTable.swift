@@ -91,7 +91,7 @@ public struct StreamTable<Payload> {
     /// The earliest time a ``tick(at:)`` would emit something.
     public var nextDeadline: UInt64? { buffers.values.compactMap(\.nextDeadline).min() }
 
-    /// How many ended keys are remembered (bounded by ``endedMemory``).
+    /// How many ended keys are remembered (bounded by ``endedMemory`` and by 8 × ``maxOpen``).
     public var rememberedEndCount: Int { ended.count }
 
     /// Applies one input for (stream, epoch) at `now`.
@@ -165,6 +165,12 @@ public struct StreamTable<Payload> {
             buffers[key] = nil
             ended = ended.filter { now &- $0.value < endedMemory }
             ended[key] = now
+            // Bounded in number too (8 × maxOpen): a flood of short streams forgets the oldest ends first.
+            let limit = min(maxOpen, Int.max / 16) * 8
+            if ended.count > limit {
+                let keep = ended.sorted { ($0.value, $0.key) > ($1.value, $1.key) }.prefix(limit / 2)
+                ended = Dictionary(uniqueKeysWithValues: keep.map { ($0.key, $0.value) })
+            }
             // Forget the newest epoch of streams with nothing open or remembered (bounded by open + ended keys).
             newestEpoch = newestEpoch.filter {
                 let newest = Key(stream: $0.key, epoch: $0.value)

@@ -191,4 +191,16 @@ struct StreamTablePropertyTests {
         #expect(old.map { render($0.emissions) } == ["E"])
         #expect(table.openKeys == [Key(stream: "s", epoch: 2)])
     }
+
+    @Test("ended epochs are remembered at most 8 x maxOpen")
+    func endedMemoryIsBounded() {
+        var table = Table(maxDelayNanoseconds: Self.maxDelay, maxPending: Self.maxPending, maxOpen: 4)
+        for index in 0..<1000 {
+            _ = table.apply(.end(nextSeq: 0), stream: "s\(index)", epoch: 1, at: UInt64(index))
+            #expect(table.rememberedEndCount <= 32)
+        }
+        #expect(table.openCount == 0)
+        // The newest ends are still refused as stragglers.
+        #expect(table.apply(.result(seq: 0, payload: "x"), stream: "s999", epoch: 1, at: 2000).rejected == .afterEnd)
+    }
 }
