@@ -64,7 +64,8 @@ public final class CollectorNode: @unchecked Sendable {
         }
         try router.setMaxMessageSize(Wire.maxControlMessageBytes)
         try router.setRouterMandatory(true)
-        try router.setHighWaterMarks(send: 1000, receive: 100_000)
+        // Only Welcomes and reset replies go out, and they are idempotent: a peer that never reads holds at most 16.
+        try router.setHighWaterMarks(send: 16, receive: 100_000)
         try publisher.setHighWaterMarks(send: 100_000)
         let control = try router.bind(configuration.bind)
         core.publishEndpoint = try publisher.bind(configuration.publish)

@@ -13,7 +13,15 @@ public enum ResultValidation {
         case faces
         /// A face with a non-finite or absurd coordinate, size, angle or score.
         case face
+        /// A `reason` over ``maxReasonBytes`` or a `worker` over ``maxWorkerBytes`` (the published message must stay
+        /// well under the 1 MiB a subscriber accepts).
+        case strings
     }
+
+    /// The longest `reason` a result may carry, in bytes.
+    public static let maxReasonBytes = 1024
+    /// The longest `worker` id a result may carry, in bytes.
+    public static let maxWorkerBytes = 256
 
     /// The most faces a result may carry (SPEC.md 6.1, `max_faces` 1…256).
     public static let maxFaces = 256
@@ -28,6 +36,7 @@ public enum ResultValidation {
         let (limit, overflow) = wallMicroseconds.addingReportingOverflow(maxCaptureTimeAheadMicroseconds)
         if result.captureTimeUs < 0 || result.captureTimeUs > (overflow ? .max : limit) { return .captureTime }
         if result.faces.count > maxFaces { return .faces }
+        if result.reason.utf8.count > maxReasonBytes || result.worker.utf8.count > maxWorkerBytes { return .strings }
         for face in result.faces where !isPlausible(face) { return .face }
         return nil
     }

@@ -63,4 +63,16 @@ struct ResultValidationTests {
         #expect(ResultValidation.rejection(of: Self.result(faces: many), wallMicroseconds: Self.wall) == .faces)
         #expect(ResultValidation.rejection(of: Self.result(faces: Array(many.dropLast())), wallMicroseconds: Self.wall) == nil)
     }
+
+    @Test func longStringsAreRejected() {
+        var result = Self.result()
+        result.reason = String(repeating: "r", count: ResultValidation.maxReasonBytes)
+        result.worker = String(repeating: "w", count: ResultValidation.maxWorkerBytes)
+        #expect(ResultValidation.rejection(of: result, wallMicroseconds: Self.wall) == nil)
+        result.reason += "r"
+        #expect(ResultValidation.rejection(of: result, wallMicroseconds: Self.wall) == .strings)
+        result.reason = ""
+        result.worker += "w"
+        #expect(ResultValidation.rejection(of: result, wallMicroseconds: Self.wall) == .strings)
+    }
 }
