@@ -37,7 +37,7 @@ public struct CollectorConfiguration: Sendable {
     /// The core's settings.
     public var limits: CollectorLimits {
         CollectorLimits(
-            maxDelay: UInt64(max(0, maxDelayMilliseconds)) &* 1_000_000, maxPending: maxPending, maxPendingBytes: maxPendingBytes, maxStreams: maxStreams,
+            maxDelay: CollectorLimits.nanoseconds(seconds: Double(maxDelayMilliseconds) / 1000), maxPending: maxPending, maxPendingBytes: maxPendingBytes, maxStreams: maxStreams,
             maxCaptures: maxCaptures, maxWorkers: maxWorkers, maxMetricStreams: maxMetricStreams,
             streamIdleTimeout: CollectorLimits.nanoseconds(seconds: streamIdleTimeoutSeconds),
             captureExpiry: CollectorLimits.nanoseconds(seconds: captureExpirySeconds),
