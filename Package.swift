@@ -101,10 +101,16 @@ let package = Package(
             dependencies: ["FacewireProtocol", "FacewireImage"],
             swiftSettings: swiftSettings
         ),
+        // Every decision of the collector, pure: no ZeroMQ, no clock (CollectorCore).
+        .target(
+            name: "FacewireCollectorCore",
+            dependencies: ["FacewireProtocol"],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "FacewireCollector",
             dependencies: [
-                "ZeroMQ", "FacewireRuntime", "FacewireProtocol",
+                "ZeroMQ", "FacewireRuntime", "FacewireProtocol", "FacewireCollectorCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
@@ -150,6 +156,7 @@ let package = Package(
             ]),
         .testTarget(name: "FacewireCaptureTests", dependencies: ["FacewireCapture", "FacewireImage", "FacewireRuntime", "FacewireProtocol"]),
         .testTarget(name: "FacewireCollectorTests", dependencies: ["FacewireCollector", "FacewireProtocol", "FacewireRuntime", "ZeroMQ"]),
+        .testTarget(name: "FacewireCollectorCoreTests", dependencies: ["FacewireCollectorCore", "FacewireProtocol"]),
         .testTarget(
             name: "FacewireIntegrationTests",
             dependencies: ["facewire", "FacewireRuntime", "FacewireProtocol", "FacewireImage", "ZeroMQ"]

@@ -1,3 +1,4 @@
+import FacewireCollectorCore
 import FacewireProtocol
 import ZeroMQ
 
@@ -20,6 +21,28 @@ public struct CollectorConfiguration: Sendable {
     public var statisticsIntervalSeconds: Double
     /// CURVE: the collector's keys and the client keys it accepts (capture nodes, workers, tails); nil for plain TCP.
     public var security: CurveSecurity?
+    /// `--max-pending-bytes`: estimated bytes of all buffered results together.
+    public var maxPendingBytes: Int = 256 << 20
+    /// `--max-streams`: open (stream, epoch) pairs (SPEC.md 14.3).
+    public var maxStreams: Int = 1024
+    /// `--max-captures`: capture nodes announced at once.
+    public var maxCaptures: Int = 1024
+    /// `--max-workers`: worker identities remembered.
+    public var maxWorkers: Int = 4096
+    /// `--max-metric-streams`: distinct `stream` labels on `facewire_stream_frames_total` (the rest: `_other`).
+    public var maxMetricStreams: Int = 64
+    /// `--stream-idle-timeout`: seconds without input after which an open stream is closed (0: never).
+    public var streamIdleTimeoutSeconds: Double = 60
+
+    /// The core's settings.
+    public var limits: CollectorLimits {
+        CollectorLimits(
+            maxDelay: CollectorLimits.nanoseconds(seconds: Double(maxDelayMilliseconds) / 1000), maxPending: maxPending, maxPendingBytes: maxPendingBytes, maxStreams: maxStreams,
+            maxCaptures: maxCaptures, maxWorkers: maxWorkers, maxMetricStreams: maxMetricStreams,
+            streamIdleTimeout: CollectorLimits.nanoseconds(seconds: streamIdleTimeoutSeconds),
+            captureExpiry: CollectorLimits.nanoseconds(seconds: captureExpirySeconds),
+            statisticsInterval: CollectorLimits.nanoseconds(seconds: statisticsIntervalSeconds))
+    }
 
     public init(
         bind: String = "tcp://*:\(Wire.defaultCollectorPort)",

@@ -15,7 +15,9 @@ public final class Counters: @unchecked Sendable {
     /// Adds `amount` to counter `name`.
     public func add(_ name: String, _ amount: UInt64 = 1) {
         let metric: CoreMetrics.Counter? = lock.withLock {
-            values[name, default: 0] += amount
+            // Saturating: amounts can come from the network (a skip run's length) and must never trap.
+            let (sum, overflow) = (values[name] ?? 0).addingReportingOverflow(amount)
+            values[name] = overflow ? .max : sum
             guard Observability.isEnabled else { return nil }
             if let metric = metrics[name] { return metric }
             let metric = CoreMetrics.Counter(label: Observability.metricName(forCounter: name))

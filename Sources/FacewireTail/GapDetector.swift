@@ -16,11 +16,15 @@ public struct GapDetector: Sendable {
 
     /// Notes a frame; returns how many frames of its (stream, epoch) were missed just before it (0 normally).
     /// The first frame seen of a (stream, epoch) starts it, wherever it is (a subscriber may join mid-stream).
-    public mutating func observe(stream: String, epoch: UInt64, seq: UInt64) -> UInt64 {
+    /// A dropped run (`runLength` > 1, SPEC.md 9.1) stands for `seq ... seq + runLength - 1`: the next frame expected
+    /// is the one after the run (saturating: a run reaching the last sequence leaves nothing to expect).
+    public mutating func observe(stream: String, epoch: UInt64, seq: UInt64, runLength: UInt64 = 1) -> UInt64 {
         let key = Key(stream: stream, epoch: epoch)
-        defer { next[key] = max(next[key] ?? 0, seq &+ 1) }
+        let (after, overflow) = seq.addingReportingOverflow(max(runLength, 1))
+        defer { next[key] = max(next[key] ?? 0, overflow ? .max : after) }
         guard let expected = next[key], seq > expected else { return 0 }
-        missed += seq - expected
+        let (total, full) = missed.addingReportingOverflow(seq - expected)
+        missed = full ? .max : total
         return seq - expected
     }
 

@@ -18,7 +18,8 @@ public enum JSONLines {
         }
     }
 
-    /// One frame: `{"stream":…,"epoch":…,"seq":…,"captureTime":…,"status":…,…,"faces":[…]}`.
+    /// One frame: `{"stream":…,"epoch":…,"seq":…,"captureTime":…,"status":…,…,"faces":[…]}`; a dropped run has
+    /// `"runLength"` after its reason (only when > 1).
     public static func line(for frame: FrameResult) -> String {
         var out = "{"
         out += "\"stream\":\(quoted(frame.stream)),\"epoch\":\(frame.epoch),\"seq\":\(frame.seq)"
@@ -27,7 +28,10 @@ public enum JSONLines {
         }
         switch frame.status {
         case .processed: out += ",\"status\":\"processed\""
-        case .dropped: out += ",\"status\":\"dropped\",\"reason\":\(quoted(frame.reason))"
+        case .dropped:
+            out += ",\"status\":\"dropped\",\"reason\":\(quoted(frame.reason))"
+            // A run of dropped sequences: this line stands for seq ... seq + runLength - 1.
+            if frame.runLength > 1 { out += ",\"runLength\":\(frame.runLength)" }
         case .error: out += ",\"status\":\"error\",\"reason\":\(quoted(frame.reason))"
         case .UNRECOGNIZED(let value): out += ",\"status\":\"unknown-\(value)\",\"reason\":\(quoted(frame.reason))"
         }

@@ -99,7 +99,7 @@ public final class TailClient: @unchecked Sendable {
             case nil: continue  // heartbeat
             case .frame(let frame):
                 counters.add("frames_received")
-                let missed = gaps.observe(stream: frame.stream, epoch: frame.epoch, seq: frame.seq)
+                let missed = gaps.observe(stream: frame.stream, epoch: frame.epoch, seq: frame.seq, runLength: frame.runLength)
                 if missed > 0 {
                     counters.add("frames_missed", missed)
                     logger.warning("frames missed: this subscriber fell behind and the collector's PUB socket dropped them (use the collector's --output for a lossless copy)", metadata: [

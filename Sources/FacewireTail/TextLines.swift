@@ -42,13 +42,19 @@ public enum TextLines {
         case .processed:
             out += "  ok"
         case .dropped:
+            if frame.runLength > 1 {
+                // A run: "#100…#1099511627875  DROP  no-worker  (1099511627776 frames)".
+                let (last, overflow) = frame.seq.addingReportingOverflow(frame.runLength - 1)
+                out += "…#\(overflow ? UInt64.max : last)"
+                return out + "  DROP  \(frame.reason.isEmpty ? "-" : frame.reason)  (\(frame.runLength) frames)"
+            }
             return out + "  DROP  \(frame.reason.isEmpty ? "-" : frame.reason)"
         case .error:
             return out + "  ERROR \(frame.reason.isEmpty ? "-" : frame.reason)"
         case .UNRECOGNIZED(let value):
             return out + "  status \(value) \(frame.reason)"
         }
-        if frame.hasTimings { out += "  \(Int(frame.timings.totalMs.rounded())) ms" }
+        if frame.hasTimings { out += "  \(whole(frame.timings.totalMs)) ms" }
         out += frame.faces.count == 1 ? "  1 face" : "  \(frame.faces.count) faces"
         for face in frame.faces { out += "  " + describe(face) }
         return out
@@ -100,7 +106,8 @@ public enum TextLines {
         stream.count >= streamWidth ? stream : stream + String(repeating: " ", count: streamWidth - stream.count)
     }
 
+    /// A float rounded to a whole number; "?" for values that are not finite or beyond ±1e15 (never traps).
     static func whole(_ value: Float) -> String {
-        value.isFinite ? String(Int(value.rounded())) : "?"
+        value.isFinite && abs(value) < 1e15 ? String(Int64(value.rounded())) : "?"
     }
 }

@@ -533,4 +533,17 @@ struct JSONLinesTests {
         let bare = try #require(object(faces[2]))
         #expect(Set(bare.keys) == ["bounds", "confidence", "trackingID", "trackingFrameCount"])
     }
+
+    @Test func aDroppedRunCarriesItsLength() {
+        var frame = FrameResult()
+        frame.stream = "cam-1"
+        frame.epoch = 9
+        frame.seq = 100
+        frame.status = .dropped
+        frame.reason = "no-worker"
+        frame.runLength = 1 << 40
+        #expect(JSONLines.line(for: frame) == "{\"stream\":\"cam-1\",\"epoch\":9,\"seq\":100,\"status\":\"dropped\",\"reason\":\"no-worker\",\"runLength\":1099511627776,\"faces\":[]}")
+        frame.runLength = 1
+        #expect(!JSONLines.line(for: frame).contains("runLength"), "present only when > 1")
+    }
 }

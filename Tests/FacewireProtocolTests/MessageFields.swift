@@ -127,6 +127,7 @@ enum MessageFields {
             "faces": .array(result.faces.map(of)),
         ]
         if result.hasTimings { out["timings"] = of(result.timings) }
+        if result.runLength != 0 { out["run_length"] = number(result.runLength) }
         return .object(out)
     }
 

@@ -77,4 +77,24 @@ struct TextLinesTests {
         idle.windowSeconds = 4.96
         #expect(TextLines.line(for: idle, stream: "lobby") == "lobby     stats 5 s: 0 frames, 0 fps, 0 processed, 0 dropped, 0 late, 0 duplicates")
     }
+
+    @Test func aDroppedRunShowsItsRangeAndLength() {
+        var frame = FrameResult()
+        frame.stream = "lobby"
+        frame.seq = 100
+        frame.status = .dropped
+        frame.reason = "no-worker"
+        frame.runLength = 1 << 40
+        #expect(TextLines.line(for: frame) == "lobby     #100…#1099511627875  DROP  no-worker  (1099511627776 frames)")
+        frame.runLength = 1
+        #expect(TextLines.line(for: frame) == "lobby     #100  DROP  no-worker")
+    }
+
+    @Test func absurdTimingsNeverTrap() {
+        for value: Float in [.infinity, -.infinity, .nan, 1e30, -1e30] {
+            var frame = Self.frame(faces: [])
+            frame.timings.totalMs = value
+            #expect(TextLines.line(for: frame) == "lobby     #142  ok  ? ms  0 faces")
+        }
+    }
 }

@@ -36,4 +36,16 @@ struct GapDetectorTests {
         #expect(gaps.observe(stream: "a", epoch: 1, seq: 9) == 0)
         #expect(gaps.missed == 0)
     }
+
+    @Test func aDroppedRunIsNoGapAndMovesTheMark() {
+        var gaps = GapDetector()
+        #expect(gaps.observe(stream: "a", epoch: 1, seq: 0) == 0)
+        #expect(gaps.observe(stream: "a", epoch: 1, seq: 1, runLength: 1 << 40) == 0)
+        #expect(gaps.observe(stream: "a", epoch: 1, seq: 1 + (1 << 40)) == 0, "the run stood for every sequence before it")
+        #expect(gaps.observe(stream: "a", epoch: 1, seq: 5 + (1 << 40)) == 3)
+        // A run to the very end saturates instead of trapping.
+        #expect(gaps.observe(stream: "a", epoch: 1, seq: 10 + (1 << 40), runLength: .max) == 4)
+        #expect(gaps.observe(stream: "a", epoch: 1, seq: .max) == 0)
+        #expect(gaps.missed == 7)
+    }
 }

@@ -210,6 +210,7 @@ def enc_frame_result(m):
         out += f_message(10, enc_timings(m["timings"]))
     for face in m["faces"]:
         out += f_message(11, enc_face(face))
+    out += f_uint(12, m.get("run_length", 0))
     return out
 
 
@@ -680,6 +681,8 @@ for name, message in (
     ("stream_frame", stream_message("frame", STREAM_RESULT)),
     ("stream_frame_expression", stream_message("frame", STREAM_RESULT_EXPRESSION)),
     ("stream_frame_dropped", stream_message("frame", DROPPED_RESULT)),
+    # A run of dropped sequences longer than --max-pending: one message for seq 100 ... 100 + 2^40 - 1.
+    ("stream_frame_dropped_run", stream_message("frame", dict(DROPPED_RESULT, seq=100, reason="no-worker", run_length=1 << 40))),
     (
         "stream_event",
         stream_message("event", {"kind": "KIND_APPEARED", "tracking_id": 8, "seq": 42, "tracking_frame_count": 1}),

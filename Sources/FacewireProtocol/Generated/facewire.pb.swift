@@ -528,6 +528,10 @@ public nonisolated struct Facewire_V1_FrameResult: Sendable {
 
   public var faces: [Facewire_V1_Face] = []
 
+  /// Dropped runs longer than the collector's --max-pending: this one message stands for the sequences
+  /// seq ... seq + run_length - 1, all dropped with `reason` (SPEC.md 9.1). 0 (absent) or 1: one sequence.
+  public var runLength: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -674,70 +678,76 @@ public nonisolated struct Facewire_V1_ResetReply: Sendable {
   public init() {}
 }
 
-public nonisolated struct Facewire_V1_Envelope: Sendable {
+public nonisolated struct Facewire_V1_Envelope: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// MUST be 1
-  public var version: UInt32 = 0
+  public var version: UInt32 {
+    get {_storage._version}
+    set {_uniqueStorage()._version = newValue}
+  }
 
-  public var body: Facewire_V1_Envelope.OneOf_Body? = nil
+  public var body: OneOf_Body? {
+    get {return _storage._body}
+    set {_uniqueStorage()._body = newValue}
+  }
 
   public var hello: Facewire_V1_Hello {
     get {
-      if case .hello(let v)? = body {return v}
+      if case .hello(let v)? = _storage._body {return v}
       return Facewire_V1_Hello()
     }
-    set {body = .hello(newValue)}
+    set {_uniqueStorage()._body = .hello(newValue)}
   }
 
   public var welcome: Facewire_V1_Welcome {
     get {
-      if case .welcome(let v)? = body {return v}
+      if case .welcome(let v)? = _storage._body {return v}
       return Facewire_V1_Welcome()
     }
-    set {body = .welcome(newValue)}
+    set {_uniqueStorage()._body = .welcome(newValue)}
   }
 
   public var result: Facewire_V1_FrameResult {
     get {
-      if case .result(let v)? = body {return v}
+      if case .result(let v)? = _storage._body {return v}
       return Facewire_V1_FrameResult()
     }
-    set {body = .result(newValue)}
+    set {_uniqueStorage()._body = .result(newValue)}
   }
 
   public var skipped: Facewire_V1_Skipped {
     get {
-      if case .skipped(let v)? = body {return v}
+      if case .skipped(let v)? = _storage._body {return v}
       return Facewire_V1_Skipped()
     }
-    set {body = .skipped(newValue)}
+    set {_uniqueStorage()._body = .skipped(newValue)}
   }
 
   public var end: Facewire_V1_StreamEnd {
     get {
-      if case .end(let v)? = body {return v}
+      if case .end(let v)? = _storage._body {return v}
       return Facewire_V1_StreamEnd()
     }
-    set {body = .end(newValue)}
+    set {_uniqueStorage()._body = .end(newValue)}
   }
 
   public var reset: Facewire_V1_Reset {
     get {
-      if case .reset(let v)? = body {return v}
+      if case .reset(let v)? = _storage._body {return v}
       return Facewire_V1_Reset()
     }
-    set {body = .reset(newValue)}
+    set {_uniqueStorage()._body = .reset(newValue)}
   }
 
   public var resetReply: Facewire_V1_ResetReply {
     get {
-      if case .resetReply(let v)? = body {return v}
+      if case .resetReply(let v)? = _storage._body {return v}
       return Facewire_V1_ResetReply()
     }
-    set {body = .resetReply(newValue)}
+    set {_uniqueStorage()._body = .resetReply(newValue)}
   }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -754,6 +764,8 @@ public nonisolated struct Facewire_V1_Envelope: Sendable {
   }
 
   public init() {}
+
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 public nonisolated struct Facewire_V1_FaceEvent: Sendable {
@@ -1508,7 +1520,7 @@ nonisolated extension Facewire_V1_Timings: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension Facewire_V1_FrameResult: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".FrameResult"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}stream\0\u{1}epoch\0\u{1}seq\0\u{3}capture_time_us\0\u{1}status\0\u{1}reason\0\u{1}width\0\u{1}height\0\u{1}worker\0\u{1}timings\0\u{1}faces\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}stream\0\u{1}epoch\0\u{1}seq\0\u{3}capture_time_us\0\u{1}status\0\u{1}reason\0\u{1}width\0\u{1}height\0\u{1}worker\0\u{1}timings\0\u{1}faces\0\u{3}run_length\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1527,6 +1539,7 @@ nonisolated extension Facewire_V1_FrameResult: SwiftProtobuf.Message, SwiftProto
       case 9: try { try decoder.decodeSingularStringField(value: &self.worker) }()
       case 10: try { try decoder.decodeSingularMessageField(value: &self._timings) }()
       case 11: try { try decoder.decodeRepeatedMessageField(value: &self.faces) }()
+      case 12: try { try decoder.decodeSingularUInt64Field(value: &self.runLength) }()
       default: break
       }
     }
@@ -1570,6 +1583,9 @@ nonisolated extension Facewire_V1_FrameResult: SwiftProtobuf.Message, SwiftProto
     if !self.faces.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.faces, fieldNumber: 11)
     }
+    if self.runLength != 0 {
+      try visitor.visitSingularUInt64Field(value: self.runLength, fieldNumber: 12)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1585,6 +1601,7 @@ nonisolated extension Facewire_V1_FrameResult: SwiftProtobuf.Message, SwiftProto
     if lhs.worker != rhs.worker {return false}
     if lhs._timings != rhs._timings {return false}
     if lhs.faces != rhs.faces {return false}
+    if lhs.runLength != rhs.runLength {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1899,154 +1916,192 @@ nonisolated extension Facewire_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf
   public static let protoMessageName: String = _protobuf_package + ".Envelope"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}hello\0\u{1}welcome\0\u{1}result\0\u{1}skipped\0\u{1}end\0\u{1}reset\0\u{3}reset_reply\0")
 
+  fileprivate class _StorageClass {
+    var _version: UInt32 = 0
+    var _body: Facewire_V1_Envelope.OneOf_Body?
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _version = source._version
+      _body = source._body
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.version) }()
-      case 2: try {
-        var v: Facewire_V1_Hello?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .hello(let m) = current {v = m}
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularUInt32Field(value: &_storage._version) }()
+        case 2: try {
+          var v: Facewire_V1_Hello?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .hello(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .hello(v)
+          }
+        }()
+        case 3: try {
+          var v: Facewire_V1_Welcome?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .welcome(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .welcome(v)
+          }
+        }()
+        case 4: try {
+          var v: Facewire_V1_FrameResult?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .result(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .result(v)
+          }
+        }()
+        case 5: try {
+          var v: Facewire_V1_Skipped?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .skipped(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .skipped(v)
+          }
+        }()
+        case 6: try {
+          var v: Facewire_V1_StreamEnd?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .end(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .end(v)
+          }
+        }()
+        case 7: try {
+          var v: Facewire_V1_Reset?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .reset(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .reset(v)
+          }
+        }()
+        case 8: try {
+          var v: Facewire_V1_ResetReply?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .resetReply(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .resetReply(v)
+          }
+        }()
+        default: break
         }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .hello(v)
-        }
-      }()
-      case 3: try {
-        var v: Facewire_V1_Welcome?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .welcome(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .welcome(v)
-        }
-      }()
-      case 4: try {
-        var v: Facewire_V1_FrameResult?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .result(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .result(v)
-        }
-      }()
-      case 5: try {
-        var v: Facewire_V1_Skipped?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .skipped(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .skipped(v)
-        }
-      }()
-      case 6: try {
-        var v: Facewire_V1_StreamEnd?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .end(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .end(v)
-        }
-      }()
-      case 7: try {
-        var v: Facewire_V1_Reset?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .reset(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .reset(v)
-        }
-      }()
-      case 8: try {
-        var v: Facewire_V1_ResetReply?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .resetReply(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .resetReply(v)
-        }
-      }()
-      default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    if self.version != 0 {
-      try visitor.visitSingularUInt32Field(value: self.version, fieldNumber: 1)
-    }
-    switch self.body {
-    case .hello?: try {
-      guard case .hello(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
-    }()
-    case .welcome?: try {
-      guard case .welcome(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
-    }()
-    case .result?: try {
-      guard case .result(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
-    }()
-    case .skipped?: try {
-      guard case .skipped(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
-    }()
-    case .end?: try {
-      guard case .end(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
-    }()
-    case .reset?: try {
-      guard case .reset(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
-    }()
-    case .resetReply?: try {
-      guard case .resetReply(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
-    }()
-    case nil: break
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if _storage._version != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._version, fieldNumber: 1)
+      }
+      switch _storage._body {
+      case .hello?: try {
+        guard case .hello(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+      }()
+      case .welcome?: try {
+        guard case .welcome(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+      }()
+      case .result?: try {
+        guard case .result(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+      }()
+      case .skipped?: try {
+        guard case .skipped(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+      }()
+      case .end?: try {
+        guard case .end(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
+      }()
+      case .reset?: try {
+        guard case .reset(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
+      }()
+      case .resetReply?: try {
+        guard case .resetReply(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
+      }()
+      case nil: break
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Facewire_V1_Envelope, rhs: Facewire_V1_Envelope) -> Bool {
-    if lhs.version != rhs.version {return false}
-    if lhs.body != rhs.body {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._version != rhs_storage._version {return false}
+        if _storage._body != rhs_storage._body {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -22,7 +22,7 @@ struct CollectorCommand: ParsableCommand {
     @Option(help: "Milliseconds to wait for a missing frame once a later one is known.")
     var maxDelay: Int = 1000
 
-    @Option(help: "Results held per stream while an earlier frame is missing.")
+    @Option(help: "Results held per stream while an earlier frame is missing (and, separately, skip runs stored); dropped runs up to this long are published frame by frame, longer ones as one line with runLength.")
     var maxPending: Int = 256
 
     @Option(help: "Seconds a face that is no longer seen keeps its tracking ID (capture time).")
@@ -30,6 +30,9 @@ struct CollectorCommand: ParsableCommand {
 
     @Option(help: "Frames a face must be seen in before it gets a tracking ID and a faceAppeared event.")
     var trackMinHits: Int = 1
+
+    @Option(help: "Tracks kept per stream at most; beyond it the tracks seen longest ago end (faceLeft) at once.")
+    var maxTracks: Int = 256
 
     @Option(help: "Also write the ordered stream (frames, events, stream ends) to this JSON Lines file, in order; nothing is buffered, and rotation and shutdown fsync it.")
     var output: String?
@@ -40,6 +43,24 @@ struct CollectorCommand: ParsableCommand {
     @Option(help: "Seconds between per-stream statistics (frames, processed, drops by reason, late, fps, latency p50/p99), on stderr and in the stream; 0 turns them off.")
     var statsInterval: Double = 5
 
+    @Option(help: "Bytes (estimated) of buffered results over all streams at most; a result beyond it is refused (results_refused_pending_bytes) and its frame drops as timeout.")
+    var maxPendingBytes: Int = 256 << 20
+
+    @Option(help: "Open (stream, epoch) pairs at most; a new stream beyond it is refused (counted as streams_refused_cap).")
+    var maxStreams: Int = 1024
+
+    @Option(help: "Capture nodes announced at most; a new one beyond it is refused (captures_refused_cap).")
+    var maxCaptures: Int = 1024
+
+    @Option(help: "Worker identities remembered at most; beyond it workers are still answered but not remembered (workers_refused_cap).")
+    var maxWorkers: Int = 4096
+
+    @Option(help: "Distinct stream labels on facewire_stream_frames_total; further streams are counted as stream=\"_other\".")
+    var maxMetricStreams: Int = 64
+
+    @Option(help: "Seconds without any input (hello, result, skip) after which an open stream is closed: its gaps drop as timeout and it ends; 0 = never.")
+    var streamIdleTimeout: Double = 60
+
     @OptionGroup(title: "Security (CURVE)") var curve: CurveOptions
     @OptionGroup(title: "Metrics") var metrics: MetricsOptions
     @OptionGroup var log: LogOptions
@@ -49,19 +70,33 @@ struct CollectorCommand: ParsableCommand {
         guard maxPending >= 1 else { throw ValidationError("--max-pending must be at least 1") }
         guard trackMaxAge >= 0, trackMaxAge.isFinite else { throw ValidationError("--track-max-age must be >= 0 seconds") }
         guard (1...1000).contains(trackMinHits) else { throw ValidationError("--track-min-hits must be in 1...1000") }
+        guard maxTracks >= 1 else { throw ValidationError("--max-tracks must be at least 1") }
         guard outputMaxBytes > 0 else { throw ValidationError("--output-max-bytes must be positive") }
         guard statsInterval >= 0, statsInterval.isFinite else { throw ValidationError("--stats-interval must be >= 0 seconds") }
+        guard maxPendingBytes >= 0 else { throw ValidationError("--max-pending-bytes must not be negative") }
+        guard maxStreams >= 1 else { throw ValidationError("--max-streams must be at least 1") }
+        guard maxCaptures >= 0, maxWorkers >= 0, maxMetricStreams >= 0 else {
+            throw ValidationError("--max-captures, --max-workers and --max-metric-streams must not be negative")
+        }
+        guard streamIdleTimeout >= 0, streamIdleTimeout.isFinite else { throw ValidationError("--stream-idle-timeout must be >= 0 seconds") }
     }
 
     func run() throws {
         let logger = try log.makeLogger("facewire.collector")
         metrics.bootstrapIfNeeded()
         let file = try output.map { try JSONLinesFile(path: $0, maxBytes: outputMaxBytes) }
+        var configuration = CollectorConfiguration(
+            bind: bind, publish: publish, maxDelayMilliseconds: maxDelay, maxPending: maxPending,
+            tracking: FaceTracker.Configuration(maxAge: trackMaxAge, minHits: trackMinHits, maxTracks: maxTracks),
+            statisticsIntervalSeconds: statsInterval, security: try curve.security(needs: .allowList))
+        configuration.maxStreams = maxStreams
+        configuration.maxPendingBytes = maxPendingBytes
+        configuration.maxCaptures = maxCaptures
+        configuration.maxWorkers = maxWorkers
+        configuration.maxMetricStreams = maxMetricStreams
+        configuration.streamIdleTimeoutSeconds = streamIdleTimeout
         let node = CollectorNode(
-            configuration: CollectorConfiguration(
-                bind: bind, publish: publish, maxDelayMilliseconds: maxDelay, maxPending: maxPending,
-                tracking: FaceTracker.Configuration(maxAge: trackMaxAge, minHits: trackMinHits),
-                statisticsIntervalSeconds: statsInterval, security: try curve.security(needs: .allowList)),
+            configuration: configuration,
             logger: logger,
             sink: file.map { file in { try file.write($0) } }
         )

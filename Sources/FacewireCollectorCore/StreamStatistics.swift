@@ -21,7 +21,7 @@ public struct StreamStatistics: Sendable {
         public var description: String {
             var parts = [
                 "frames \(frames)", "processed \(processed)",
-                "dropped \(dropped.values.reduce(0, +))"
+                "dropped \(dropped.values.reduce(0) { StreamStatistics.add($0, $1) })"
                     + (dropped.isEmpty ? "" : " (" + dropped.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ")"),
                 "late \(late)", "duplicates \(duplicates)", "fps " + Self.format(fps, 1),
             ]
@@ -51,8 +51,10 @@ public struct StreamStatistics: Sendable {
     public init(now: UInt64) { windowStart = now }
 
     /// Records one emitted frame: processed with its capture-to-emission latency, or dropped/error with a reason.
-    public mutating func record(processed isProcessed: Bool, reason: String, latencyMilliseconds: Double?) {
-        frames += 1
+    /// `count` > 1 records a dropped run of that many sequences at once (the counts saturate, never trap).
+    public mutating func record(processed isProcessed: Bool, reason: String, latencyMilliseconds: Double?, count: UInt64 = 1) {
+        let amount = Int(clamping: count)
+        frames = Self.add(frames, amount)
         if isProcessed {
             processed += 1
             if let latencyMilliseconds, latencyMilliseconds.isFinite {
@@ -61,8 +63,19 @@ public struct StreamStatistics: Sendable {
             }
         } else {
             let code = reason.split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
-            dropped[code.isEmpty ? "unknown" : code, default: 0] += 1
+            var name = code.isEmpty ? "unknown" : code
+            // A peer chooses reasons: bound the distinct codes kept per window (the rest fold into "other").
+            if dropped[name] == nil, dropped.count >= Self.maxReasons { name = "other" }
+            dropped[name] = Self.add(dropped[name] ?? 0, amount)
         }
+    }
+
+    /// The most distinct reason codes kept per window; further codes are counted as "other".
+    static let maxReasons = 32
+
+    static func add(_ a: Int, _ b: Int) -> Int {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? .max : sum
     }
 
     /// Closes the window at `now`, given the buffer's running late and duplicate counts, and starts the next.

@@ -1,5 +1,5 @@
 import Testing
-@testable import FacewireCollector
+@testable import FacewireCollectorCore
 
 @Suite("FaceTracker")
 struct FaceTrackerTests {
@@ -222,5 +222,24 @@ struct FaceTrackerTests {
         let got = result.enumerated().compactMap { row, column in column.map { cost[row * columns + $0]! } }
         #expect(got.count == optimum.pairs, "cost \(cost) rows \(rows) columns \(columns): \(result)")
         #expect(abs(got.reduce(0, +) - optimum.cost) < 1e-4, "cost \(cost): \(result)")
+    }
+
+    @Test func tracksAreBoundedEvenWhenCaptureTimesRunBackwards() {
+        var tracker = FaceTracker(configuration: .init(maxTracks: 8))
+        var ended: [UInt64] = []
+        var appeared = 0
+        for frame in 0..<50 {
+            // Every frame 4 new faces far from the others, and a capture time earlier than the last.
+            let detections = (0..<4).map { index in
+                TrackDetection(box: TrackBox(x: Float(frame * 4 + index) * 500, y: 0, width: 100, height: 100), score: 0.9)
+            }
+            let update = tracker.update(seq: UInt64(frame), time: 1000 - Double(frame), detections: detections)
+            appeared += update.appeared.count
+            ended += update.left.map(\.trackingID)
+            #expect(tracker.liveTrackCount <= 8)
+        }
+        #expect(appeared == 200)
+        #expect(ended.count == 200 - tracker.liveTrackCount, "every track that was cut ended with an event")
+        #expect(Set(ended).count == ended.count)
     }
 }

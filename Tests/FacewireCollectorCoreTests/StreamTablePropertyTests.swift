@@ -1,6 +1,6 @@
 import Testing
 
-@testable import FacewireCollector
+@testable import FacewireCollectorCore
 
 /// Randomized runs of the collector's whole ordering state, several streams and capture-node restarts included:
 /// each stream goes through one to four epochs; a restarted capture node's stragglers keep arriving after the new
@@ -140,7 +140,7 @@ struct StreamTablePropertyTests {
             let ends = out.indices.filter { if case .end = out[$0] { true } else { false } }
             #expect(ends == [out.count - 1], "seed \(seed): \(key) ends at \(ends) of \(out.count)")
             // Consecutive sequences, each once, never beyond what the capture node numbered.
-            let seqs = out.compactMap(\.seq)
+            let seqs = expandedSeqs(out)
             if let first = seqs.first {
                 #expect(seqs == Array(first..<(first + UInt64(seqs.count))), "seed \(seed): \(key) out of order")
                 #expect(seqs.last! < (scenario.numbered[key] ?? 0), "seed \(seed): \(key) emitted beyond its frames")
@@ -190,5 +190,17 @@ struct StreamTablePropertyTests {
         let old = outcome.emissions.first { $0.key == Key(stream: "s", epoch: 1) }
         #expect(old.map { render($0.emissions) } == ["E"])
         #expect(table.openKeys == [Key(stream: "s", epoch: 2)])
+    }
+
+    @Test("ended epochs are remembered at most 8 x maxOpen")
+    func endedMemoryIsBounded() {
+        var table = Table(maxDelayNanoseconds: Self.maxDelay, maxPending: Self.maxPending, maxOpen: 4)
+        for index in 0..<1000 {
+            _ = table.apply(.end(nextSeq: 0), stream: "s\(index)", epoch: 1, at: UInt64(index))
+            #expect(table.rememberedEndCount <= 32)
+        }
+        #expect(table.openCount == 0)
+        // The newest ends are still refused as stragglers.
+        #expect(table.apply(.result(seq: 0, payload: "x"), stream: "s999", epoch: 1, at: 2000).rejected == .afterEnd)
     }
 }

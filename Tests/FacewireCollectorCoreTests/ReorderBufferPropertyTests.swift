@@ -1,5 +1,5 @@
 import Testing
-@testable import FacewireCollector
+@testable import FacewireCollectorCore
 
 /// Randomized end-to-end runs of the reorder buffer against a simulated capture node and
 /// workers: frames are lost, skipped at the source, delayed (some far beyond `maxDelay`),
@@ -142,20 +142,23 @@ struct ReorderBufferPropertyTests {
         let ends = run.emissions.indices.filter { if case .end = run.emissions[$0] { true } else { false } }
         #expect(ends == [run.emissions.count - 1])
         // Every sequence from base to the end exactly once, strictly increasing.
-        let seqs = run.emissions.compactMap(\.seq)
+        let seqs = expandedSeqs(run.emissions)
         #expect(seqs == Array(base..<scenario.frameCount))
         var processed: UInt64 = 0
         for emission in run.emissions {
             switch emission {
             case .frame(let seq, let payload):
                 processed += 1
-                #expect(payload == FacewireCollectorTests.payload(seq))
+                #expect(payload == FacewireCollectorCoreTests.payload(seq))
                 #expect(scenario.firstArrival[seq] != nil, "processed \(seq) was never delivered")
-            case .dropped(let seq, let reason):
-                if scenario.skipped.contains(seq) {
-                    #expect(reason == skipReason, "skipped \(seq) dropped as \(reason)")
-                } else {
-                    #expect(reason == .timeout || reason == .overflow)
+            case .dropped(let seqs, let reason):
+                #expect(!seqs.isEmpty, "an empty run was emitted")
+                for seq in seqs {
+                    if scenario.skipped.contains(seq) {
+                        #expect(reason == skipReason, "skipped \(seq) dropped as \(reason)")
+                    } else {
+                        #expect(reason == .timeout || reason == .overflow)
+                    }
                 }
             case .end(let counters):
                 #expect(counters.emitted == scenario.frameCount - base)

@@ -1,5 +1,5 @@
 import Testing
-@testable import FacewireCollector
+@testable import FacewireCollectorCore
 
 @Suite("StreamStatistics")
 struct StreamStatisticsTests {

@@ -1,5 +1,5 @@
 import Testing
-@testable import FacewireCollector
+@testable import FacewireCollectorCore
 
 @Suite("ReorderBuffer")
 struct ReorderBufferTests {
@@ -468,7 +468,8 @@ struct ReorderBufferTests {
         #expect(DropReason.timeout.rawValue == "timeout")
         #expect(DropReason.overflow.rawValue == "overflow")
         #expect(DropReason("no_worker") == DropReason(rawValue: "no_worker"))
-        #expect(Emission.dropped(seq: 1, reason: .timeout).seq == 1)
+        #expect(Emission.dropped(seqs: 1..<2, reason: .timeout).seq == 1)
+        #expect(Emission.dropped(seqs: 5..<UInt64.max, reason: .timeout).sequenceCount == UInt64.max - 5)
         #expect(Emission.end(StreamCounters()).seq == nil)
     }
 }

@@ -27,8 +27,14 @@
 /// passed since the collector first learned of any later sequence (the earliest arrival time
 /// among buffered results and skips, all of which lie beyond the head, or the arrival time of
 /// `end`). It is dropped with ``DropReason/overflow`` at once when more than `maxPending`
-/// results are buffered. Skip runs are stored compactly and do not count against
-/// `maxPending` (a capture node may skip thousands of frames in one message).
+/// results are buffered. Skip runs are stored compactly (a range each, so a run of 2^40 sequences
+/// costs what a run of one does) and do not count against `maxPending` results; the number of
+/// stored runs is bounded by `maxPending` separately: beyond it the missing head is given up as
+/// ``DropReason/overflow`` in the same way.
+///
+/// A gap is emitted as ONE ``Emission/dropped(seqs:reason:)`` carrying its whole range: no work
+/// or memory is ever proportional to the length of a run (a `StreamEnd` at 2^63 or a result
+/// 2^40 ahead of the head costs one emission).
 ///
 /// Sequence `UInt64.max` is never valid (it is counted as late).
 public struct ReorderBuffer<Payload> {
@@ -36,8 +42,9 @@ public struct ReorderBuffer<Payload> {
     public enum Emission {
         /// The result of sequence `seq`, in order.
         case frame(seq: UInt64, payload: Payload)
-        /// Sequence `seq` will never have a result on the stream.
-        case dropped(seq: UInt64, reason: DropReason)
+        /// The sequences `seqs` (a non-empty run, however long: one emission costs O(1)) will never have a
+        /// result on the stream.
+        case dropped(seqs: Range<UInt64>, reason: DropReason)
         /// The (stream, epoch) is complete; no more emissions follow. Carries the final counters.
         case end(StreamCounters)
     }
@@ -67,6 +74,7 @@ public struct ReorderBuffer<Payload> {
     fileprivate struct Pending {
         var payload: Payload
         var at: UInt64
+        var bytes: Int
     }
 
     fileprivate struct SkipRun {
@@ -132,9 +140,11 @@ public struct ReorderBuffer<Payload> {
     /// Discarded and counted instead: a sequence already buffered or emitted as processed
     /// (`duplicates`), a sequence emitted as dropped, below the base, at or beyond the end, or
     /// arriving after the buffer finished (`late`).
-    public mutating func receive(seq: UInt64, payload: Payload, at now: UInt64) -> [Emission] {
+    /// `bytes` is the caller's estimate of the payload's size, summed in ``pendingBytes``.
+    public mutating func receive(seq: UInt64, payload: Payload, bytes: Int = 0, at now: UInt64) -> [Emission] {
         if accept(seq: seq, at: now) {
-            results[seq] = Pending(payload: payload, at: now)
+            results[seq] = Pending(payload: payload, at: now, bytes: bytes)
+            pendingBytes &+= bytes
             noteKnown(seq)
         }
         return advanced(now)
@@ -172,6 +182,7 @@ public struct ReorderBuffer<Payload> {
             endAt = now
             if firstInputAt == nil { firstInputAt = now }
             for key in results.keys where key >= nextSeq {
+                pendingBytes &-= results[key]?.bytes ?? 0
                 results[key] = nil
                 counters.late += 1
             }
@@ -226,6 +237,9 @@ public struct ReorderBuffer<Payload> {
 
     /// The number of buffered results (what `maxPending` bounds).
     public var pendingCount: Int { results.count }
+
+    /// The sum of the `bytes` given with the buffered results.
+    public private(set) var pendingBytes = 0
 
     // MARK: - Private
 
@@ -351,7 +365,7 @@ public struct ReorderBuffer<Payload> {
 
     private mutating func trySettle(at now: UInt64) {
         guard !isSettled else { return }
-        var settle = helloSeen || base == 0 || endSeq == 0 || results.count > maxPending
+        var settle = helloSeen || base == 0 || endSeq == 0 || results.count > maxPending || skips.count > maxPending
         if let firstInputAt, now >= Self.add(firstInputAt, maxDelay) { settle = true }
         guard settle, firstInputAt != nil || helloSeen else { return }
         if base == nil {
@@ -365,6 +379,7 @@ public struct ReorderBuffer<Payload> {
     /// Emits the head if it is buffered (a result or a skip run starting at it).
     private mutating func emitPresentHead(into out: inout [Emission]) -> Bool {
         if let pending = results.removeValue(forKey: head) {
+            pendingBytes &-= pending.bytes
             out.append(.frame(seq: head, payload: pending.payload))
             counters.processed += 1
             counters.emitted += 1
@@ -383,11 +398,11 @@ public struct ReorderBuffer<Payload> {
     private mutating func emitDropped(_ range: Range<UInt64>, reason: DropReason, into out: inout [Emission]) {
         assert(range.lowerBound == head)
         guard !range.isEmpty else { return }
-        out.reserveCapacity(out.count + Int(clamping: range.count))
-        for seq in range { out.append(.dropped(seq: seq, reason: reason)) }
-        let count = UInt64(range.count)
-        counters.dropped += count
-        counters.emitted += count
+        out.append(.dropped(seqs: range, reason: reason))
+        // Never `range.count`: it is an Int and traps for runs longer than Int.max.
+        let count = range.upperBound - range.lowerBound
+        counters.dropped = Self.add(counters.dropped, count)
+        counters.emitted = Self.add(counters.emitted, count)
         hasEmitted = true
         head = range.upperBound
         recordDropped(range)
@@ -409,6 +424,7 @@ public struct ReorderBuffer<Payload> {
     private mutating func finish(into out: inout [Emission]) {
         isFinished = true
         results.removeAll()
+        pendingBytes = 0
         skips.removeAll()
         out.append(.end(counters))
     }
@@ -435,7 +451,7 @@ public struct ReorderBuffer<Payload> {
             guard let gapEnd = nextKnownSeq() else { return }
             if let known = laterKnownAt, now >= Self.add(known, maxDelay) {
                 emitDropped(head..<gapEnd, reason: .timeout, into: &out)
-            } else if results.count > maxPending {
+            } else if results.count > maxPending || skips.count > maxPending {
                 emitDropped(head..<gapEnd, reason: .overflow, into: &out)
             } else {
                 return
@@ -451,11 +467,21 @@ extension ReorderBuffer.Emission: Equatable where Payload: Equatable {}
 extension ReorderBuffer.Emission: Hashable where Payload: Hashable {}
 
 extension ReorderBuffer.Emission {
-    /// The sequence of a `.frame` or `.dropped` emission; `nil` for `.end`.
+    /// The (first) sequence of a `.frame` or `.dropped` emission; `nil` for `.end`.
     public var seq: UInt64? {
         switch self {
-        case .frame(let seq, _), .dropped(let seq, _): seq
+        case .frame(let seq, _): seq
+        case .dropped(let seqs, _): seqs.lowerBound
         case .end: nil
+        }
+    }
+
+    /// How many sequences the emission stands for: 1 for a frame, the run's length for a drop, 0 for `.end`.
+    public var sequenceCount: UInt64 {
+        switch self {
+        case .frame: 1
+        case .dropped(let seqs, _): seqs.upperBound - seqs.lowerBound
+        case .end: 0
         }
     }
 }

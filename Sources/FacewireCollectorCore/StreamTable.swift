@@ -24,7 +24,7 @@ public struct StreamTable<Payload> {
     /// What a capture node or a worker can say about a (stream, epoch).
     public enum Input {
         case hello(nextSeq: UInt64)
-        case result(seq: UInt64, payload: Payload)
+        case result(seq: UInt64, payload: Payload, bytes: Int = 0)
         case skip(firstSeq: UInt64, count: UInt64, reason: DropReason)
         case end(nextSeq: UInt64)
     }
@@ -35,6 +35,8 @@ public struct StreamTable<Payload> {
         case staleEpoch
         /// The epoch already published its end.
         case afterEnd
+        /// It would open a new stream while ``maxOpen`` (stream, epoch) pairs are open (`--max-streams`).
+        case full
     }
 
     /// What one input did.
@@ -60,11 +62,25 @@ public struct StreamTable<Payload> {
     /// Epochs whose end was emitted, with when.
     private var ended: [Key: UInt64] = [:]
 
-    public init(maxDelayNanoseconds: UInt64, maxPending: Int, endedMemoryNanoseconds: UInt64 = 3_600_000_000_000) {
+    /// The most open (stream, epoch) pairs: a new stream beyond it is refused (``Rejection/full``). A new epoch of
+    /// an open stream is still accepted (it replaces the old one, which then ends), so at most twice this many
+    /// are open for a moment.
+    public let maxOpen: Int
+
+    public init(
+        maxDelayNanoseconds: UInt64, maxPending: Int, endedMemoryNanoseconds: UInt64 = 3_600_000_000_000, maxOpen: Int = .max
+    ) {
         maxDelay = maxDelayNanoseconds
         self.maxPending = maxPending
         endedMemory = endedMemoryNanoseconds
+        self.maxOpen = maxOpen
     }
+
+    /// The sum of every open buffer's ``ReorderBuffer/pendingBytes``.
+    public private(set) var pendingBytes = 0
+
+    /// How many (stream, epoch) pairs are open.
+    public var openCount: Int { buffers.count }
 
     /// The open keys, sorted.
     public var openKeys: [Key] { buffers.keys.sorted() }
@@ -75,7 +91,7 @@ public struct StreamTable<Payload> {
     /// The earliest time a ``tick(at:)`` would emit something.
     public var nextDeadline: UInt64? { buffers.values.compactMap(\.nextDeadline).min() }
 
-    /// How many ended keys are remembered (bounded by ``endedMemory``).
+    /// How many ended keys are remembered (bounded by ``endedMemory`` and by 8 × ``maxOpen``).
     public var rememberedEndCount: Int { ended.count }
 
     /// Applies one input for (stream, epoch) at `now`.
@@ -91,9 +107,14 @@ public struct StreamTable<Payload> {
                 outcome.rejected = .staleEpoch
                 return outcome
             }
+            let replacesOpenEpoch = newestEpoch[stream].map { buffers[Key(stream: stream, epoch: $0)] != nil } ?? false
+            if buffers.count >= maxOpen && !replacesOpenEpoch {
+                outcome.rejected = .full
+                return outcome
+            }
             // A newer epoch: the capture node restarted. What the old one sent and the collector knows of is still
             // waited for; an old epoch the collector knows nothing of is closed at once.
-            for oldKey in openKeys where oldKey.stream == stream {
+            for oldKey in buffers.keys.filter({ $0.stream == stream }).sorted() {
                 outcome.replaced.append(oldKey)
                 let emissions = update(oldKey, now: now) { buffer in
                     if let highest = buffer.highestKnownSeq {
@@ -110,7 +131,7 @@ public struct StreamTable<Payload> {
         let emissions = update(key, now: now) { buffer in
             switch input {
             case .hello(let nextSeq): buffer.noteHello(nextSeq: nextSeq, at: now)
-            case .result(let seq, let payload): buffer.receive(seq: seq, payload: payload, at: now)
+            case .result(let seq, let payload, let bytes): buffer.receive(seq: seq, payload: payload, bytes: bytes, at: now)
             case .skip(let firstSeq, let count, let reason): buffer.skip(firstSeq: firstSeq, count: count, reason: reason, at: now)
             case .end(let nextSeq): buffer.end(nextSeq: nextSeq, at: now)
             }
@@ -129,13 +150,32 @@ public struct StreamTable<Payload> {
         return out
     }
 
+    /// Closes an open key at once (`--stream-idle-timeout`): buffered results are emitted, every missing sequence
+    /// up to the highest known one (or the received end) drops with `reason`, then its end. `[]` if not open.
+    public mutating func close(_ key: Key, reason: DropReason, at now: UInt64) -> [Emission] {
+        update(key, now: now) { $0.flush(reason: reason) }
+    }
+
     private mutating func update(_ key: Key, now: UInt64, _ body: (inout ReorderBuffer<Payload>) -> [Emission]) -> [Emission] {
         guard var buffer = buffers[key] else { return [] }
+        let before = buffer.pendingBytes
         let emissions = body(&buffer)
+        pendingBytes = pendingBytes &- before &+ buffer.pendingBytes
         if buffer.isFinished {
             buffers[key] = nil
             ended = ended.filter { now &- $0.value < endedMemory }
             ended[key] = now
+            // Bounded in number too (8 × maxOpen): a flood of short streams forgets the oldest ends first.
+            let limit = min(maxOpen, Int.max / 16) * 8
+            if ended.count > limit {
+                let keep = ended.sorted { ($0.value, $0.key) > ($1.value, $1.key) }.prefix(limit / 2)
+                ended = Dictionary(uniqueKeysWithValues: keep.map { ($0.key, $0.value) })
+            }
+            // Forget the newest epoch of streams with nothing open or remembered (bounded by open + ended keys).
+            newestEpoch = newestEpoch.filter {
+                let newest = Key(stream: $0.key, epoch: $0.value)
+                return buffers[newest] != nil || ended[newest] != nil
+            }
         } else {
             buffers[key] = buffer
         }

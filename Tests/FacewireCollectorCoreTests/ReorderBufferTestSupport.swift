@@ -1,4 +1,4 @@
-@testable import FacewireCollector
+@testable import FacewireCollectorCore
 
 typealias Buffer = ReorderBuffer<String>
 typealias Emission = Buffer.Emission
@@ -11,12 +11,23 @@ func payload(_ seq: UInt64) -> String { "p\(seq)" }
 
 /// A compact, readable rendering of emissions: "F3" (frame 3), "D4:timeout", "E".
 func render(_ emissions: [Emission]) -> [String] {
-    emissions.map { emission in
+    emissions.flatMap { emission -> [String] in
         switch emission {
         case .frame(let seq, let payload):
-            payload == "p\(seq)" ? "F\(seq)" : "F\(seq)=\(payload)"
-        case .dropped(let seq, let reason): "D\(seq):\(reason.rawValue)"
-        case .end: "E"
+            [payload == "p\(seq)" ? "F\(seq)" : "F\(seq)=\(payload)"]
+        case .dropped(let seqs, let reason): seqs.map { "D\($0):\(reason.rawValue)" }
+        case .end: ["E"]
+        }
+    }
+}
+
+/// Every sequence the emissions stand for, runs expanded (for tests with short runs only).
+func expandedSeqs<Payload>(_ emissions: [ReorderBuffer<Payload>.Emission]) -> [UInt64] {
+    emissions.flatMap { emission -> [UInt64] in
+        switch emission {
+        case .frame(let seq, _): [seq]
+        case .dropped(let seqs, _): Array(seqs)
+        case .end: []
         }
     }
 }

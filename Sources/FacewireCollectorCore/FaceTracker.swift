@@ -129,12 +129,16 @@ public struct FaceTracker: Sendable {
         public var lowMinIoU: Float
         /// Fast-motion fallback radius, as a fraction of the predicted width (0 disables it).
         public var centreFallbackFactor: Float
+        /// The most tracks kept (`--max-tracks`): beyond it the tracks seen longest ago (by sequence) end at once.
+        /// Bounds memory and the matching's cost whatever capture times and faces a peer sends.
+        public var maxTracks: Int
 
         /// Creates a configuration; the defaults suit 5–60 fps video of faces.
         public init(
             maxAge: Double = 1.0, minHits: Int = 1, highScore: Float = 0.7, minIoU: Float = 0.3,
-            lowMinIoU: Float = 0.5, centreFallbackFactor: Float = 0.5
+            lowMinIoU: Float = 0.5, centreFallbackFactor: Float = 0.5, maxTracks: Int = 256
         ) {
+            self.maxTracks = max(1, maxTracks)
             self.maxAge = maxAge
             self.minHits = minHits
             self.highScore = highScore
@@ -267,6 +271,17 @@ public struct FaceTracker: Sendable {
             } else {
                 kept.append(track)
             }
+        }
+        if kept.count > configuration.maxTracks {
+            // Capture times may go backwards (a hostile or broken source), so age alone cannot bound the tracks: end
+            // the ones seen longest ago in sequence order (those of this frame come last).
+            let order = kept.indices.sorted { (kept[$0].lastSeenSeq, $0) < (kept[$1].lastSeenSeq, $1) }
+            let ending = Set(order.prefix(kept.count - configuration.maxTracks))
+            for index in ending.sorted() where kept[index].id != 0 {
+                let track = kept[index]
+                left.append(TrackEvent(trackingID: track.id, seq: track.lastSeenSeq, frameCount: track.frameCount))
+            }
+            kept = kept.indices.filter { !ending.contains($0) }.map { kept[$0] }
         }
         tracks = kept
         return TrackUpdate(assignments: assignments, appeared: appeared, left: left.sorted { $0.trackingID < $1.trackingID })

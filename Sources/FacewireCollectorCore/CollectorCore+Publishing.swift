@@ -1,0 +1,147 @@
+import FacewireProtocol
+
+extension CollectorCore {
+    /// The time the tracker sees for a frame: its capture time in seconds, or (when the capture node sent none)
+    /// its sequence number at a nominal 30 frames per second.
+    static func trackingTime(_ result: FrameResult) -> Double {
+        result.captureTimeUs != 0 ? Double(result.captureTimeUs) / 1e6 : Double(result.seq) / 30
+    }
+
+    static func faceEvent(_ kind: FaceEvent.Kind, _ track: TrackEvent) -> FaceEvent {
+        var event = FaceEvent()
+        event.kind = kind
+        event.trackingID = track.trackingID
+        event.seq = track.seq
+        event.trackingFrameCount = track.frameCount
+        return event
+    }
+
+    /// Turns a buffer's emissions into messages of the ordered stream: tracking, `total_ms`, statistics, metrics,
+    /// events and the summary. Cost is O(1) per emission for dropped runs longer than `--max-pending`.
+    mutating func publish(_ emissions: [ReorderBuffer<FrameResult>.Emission], key: Key, now: Instant, _ out: inout CollectorOutput) {
+        guard !emissions.isEmpty, var state = streams[key] else { return }
+        func message(_ body: StreamMessage.OneOf_Body) {
+            out.publish.append(StreamMessage(stream: key.stream, epoch: key.epoch, body: body))
+        }
+        func event(_ kind: FaceEvent.Kind, _ track: TrackEvent) { message(.event(Self.faceEvent(kind, track))) }
+        let label = labels.stream(key.stream)
+        func countFrame(_ status: String, _ reason: String, _ count: UInt64) {
+            out.frames.append(.init(stream: label, status: status, reason: labels.reason(reason), count: count))
+        }
+        var finished = false
+        for emission in emissions {
+            switch emission {
+            case .frame(_, var result):
+                // Only frames a worker analysed tell the tracker anything; the rest just lengthen its next step.
+                var update = TrackUpdate(assignments: [], appeared: [], left: [])
+                if result.status == .processed {
+                    update = state.tracker.update(
+                        seq: result.seq, time: Self.trackingTime(result),
+                        detections: result.faces.map {
+                            TrackDetection(
+                                box: TrackBox(x: $0.bounds.x, y: $0.bounds.y, width: $0.bounds.width, height: $0.bounds.height),
+                                score: $0.confidence)
+                        })
+                }
+                for (index, assignment) in update.assignments.enumerated() where index < result.faces.count {
+                    result.faces[index].trackingID = assignment.trackingID
+                    result.faces[index].trackingFrameCount = assignment.frameCount
+                }
+                var latency: Double?
+                if result.captureTimeUs != 0 {
+                    // Saturating: capture times were checked at intake, but arithmetic on wire values never traps.
+                    let (age, overflow) = now.wallMicroseconds.subtractingReportingOverflow(result.captureTimeUs)
+                    result.timings.totalMs = overflow ? .infinity : Float(age) / 1000
+                    latency = Double(result.timings.totalMs)
+                }
+                let status: String
+                switch result.status {
+                case .processed:
+                    status = "processed"
+                    out.count("frames_processed")
+                    // Int64(Double) traps on inf, NaN and out of range: only plausible latencies (under a day).
+                    if let latency, latency.isFinite, latency >= 0, latency < 86_400_000 {
+                        out.latencies.append(Int64(latency * 1e6))
+                    }
+                case .dropped:
+                    status = "dropped"
+                    out.count("frames_dropped")
+                    state.workerDropped &+= 1
+                default:
+                    // Errors, and statuses this collector does not know (counted as errors).
+                    status = "error"
+                    out.count("frames_failed")
+                    state.errors &+= 1
+                }
+                state.statistics.record(processed: result.status == .processed, reason: result.reason, latencyMilliseconds: latency)
+                countFrame(status, result.reason, 1)
+                message(.frame(result))
+                update.left.forEach { event(.left, $0) }
+                update.appeared.forEach { event(.appeared, $0) }
+            case .dropped(let seqs, let reason):
+                // O(1) whatever the run's length: a short run is published frame by frame, a run longer than
+                // --max-pending as one message with `runLength` (SPEC.md 9.1).
+                let length = seqs.upperBound - seqs.lowerBound
+                var result = FrameResult()
+                result.stream = key.stream
+                result.epoch = key.epoch
+                result.status = .dropped
+                result.reason = reason.rawValue
+                out.count("frames_dropped", length)
+                state.statistics.record(processed: false, reason: reason.rawValue, latencyMilliseconds: nil, count: length)
+                countFrame("dropped", reason.rawValue, length)
+                if length <= UInt64(limits.maxPending) {
+                    for seq in seqs {
+                        result.seq = seq
+                        message(.frame(result))
+                    }
+                } else {
+                    result.seq = seqs.lowerBound
+                    result.runLength = length
+                    message(.frame(result))
+                }
+            case .end(let streamCounters):
+                state.tracker.finish().forEach { event(.left, $0) }
+                var summary = StreamSummary()
+                summary.frames = streamCounters.emitted
+                // The buffer counts every result it emitted as processed; split off the workers' own verdicts.
+                summary.processed = streamCounters.processed &- state.workerDropped &- state.errors
+                let (dropped, overflow) = streamCounters.dropped.addingReportingOverflow(state.workerDropped)
+                summary.dropped = overflow ? .max : dropped
+                summary.errors = state.errors
+                summary.late = streamCounters.late
+                summary.duplicates = streamCounters.duplicates
+                message(.end(summary))
+                out.log(.info, "stream finished", [
+                    "stream": key.stream, "epoch": "\(key.epoch)", "frames": "\(summary.frames)", "processed": "\(summary.processed)",
+                    "dropped": "\(summary.dropped)", "errors": "\(summary.errors)", "late": "\(summary.late)",
+                ])
+                finished = true
+            }
+        }
+        streams[key] = finished ? nil : state
+    }
+}
+
+extension StreamStatistics.Report {
+    /// The report as the results stream carries it, with the stream's next sequence.
+    public func message(nextSeq: UInt64) -> StreamStatisticsMessage {
+        var message = StreamStatisticsMessage()
+        message.windowSeconds = Float(seconds)
+        message.frames = UInt64(clamping: frames)
+        message.processed = UInt64(clamping: processed)
+        message.dropped = dropped.sorted { $0.key < $1.key }.map {
+            var count = DropCount()
+            count.reason = $0.key
+            count.count = UInt64(clamping: $0.value)
+            return count
+        }
+        message.late = late
+        message.duplicates = duplicates
+        message.fps = Float(fps)
+        if let latencyP50 { message.latencyP50Ms = Float(latencyP50) }
+        if let latencyP99 { message.latencyP99Ms = Float(latencyP99) }
+        message.nextSeq = nextSeq
+        return message
+    }
+}

@@ -1,0 +1,395 @@
+import FacewireProtocol
+
+/// Every decision the collector makes, as a pure state machine (SPEC.md 7.2, 9, 14): validation of what peers
+/// send, the registry of capture nodes, workers and streams, epochs (``StreamTable``), ordering and drops
+/// (``ReorderBuffer``), tracking (``FaceTracker``), statistics, the caps, and what to publish.
+///
+/// No sockets and no clock: each input comes with its ``Instant``, and each call returns a ``CollectorOutput``
+/// for the shell (`CollectorNode`) to carry out. Every value from the network is bounded before it costs memory
+/// or work, arithmetic on it never traps, and every refusal is counted by name.
+public struct CollectorCore {
+    /// When an input arrived: monotonic nanoseconds (waits, expiry) and wall-clock microseconds since the Unix
+    /// epoch (the capture-time check and `total_ms`).
+    public struct Instant: Sendable, Equatable {
+        public var monotonicNanoseconds: UInt64
+        public var wallMicroseconds: Int64
+
+        public init(monotonicNanoseconds: UInt64, wallMicroseconds: Int64) {
+            self.monotonicNanoseconds = monotonicNanoseconds
+            self.wallMicroseconds = wallMicroseconds
+        }
+    }
+
+    typealias Key = StreamTable<FrameResult>.Key
+
+    /// What the collector keeps per open (stream, epoch) beside the table's reorder buffer.
+    struct StreamState {
+        var tracker: FaceTracker
+        var statistics: StreamStatistics
+        /// Frames emitted with a worker's own status (the buffer counts them all as processed).
+        var workerDropped: UInt64 = 0
+        var errors: UInt64 = 0
+        /// The last input of any kind (`--stream-idle-timeout`).
+        var lastInput: UInt64
+    }
+
+    struct CaptureEntry {
+        var info: CaptureInfo
+        var lastHello: UInt64
+    }
+
+    public let limits: CollectorLimits
+    public let tracking: FaceTracker.Configuration
+    /// The PUB endpoint announced in every Welcome (set by the shell once bound).
+    public var publishEndpoint = "" { didSet { cachedWelcome = nil } }
+
+    var table: StreamTable<FrameResult>
+    var streams: [Key: StreamState] = [:]
+    var captures: [String: CaptureEntry] = [:]
+    /// Workers that said hello recently, by ROUTER identity, with the time of their last hello.
+    var workers: [[UInt8]: UInt64] = [:]
+    var labels: MetricLabels
+    var notices: NoticeLog
+    /// Capture nodes changed since the last Welcome pushed to every worker.
+    var capturesChanged = false
+    /// The Welcome for the current capture nodes, serialised once (a hello flood must not rebuild it per hello).
+    var cachedWelcome: (envelope: Envelope, bytes: [UInt8])?
+    var lastStatistics: UInt64?
+    var lastHousekeeping: UInt64?
+
+    /// The longest endpoint a capture node may announce, in bytes (a Welcome lists up to `maxCaptures` of them
+    /// and must stay under 1 MiB).
+    public static let maxEndpointBytes = 256
+    /// The most bytes of a reset's request id and of a skip's reason.
+    public static let maxRequestIDBytes = 64
+    public static let maxReasonBytes = 256
+
+    public init(limits: CollectorLimits, tracking: FaceTracker.Configuration = FaceTracker.Configuration()) {
+        self.limits = limits
+        self.tracking = tracking
+        table = StreamTable(maxDelayNanoseconds: limits.maxDelay, maxPending: limits.maxPending, maxOpen: limits.maxStreams)
+        labels = MetricLabels(maxStreams: limits.maxMetricStreams)
+        notices = NoticeLog(interval: limits.noticeInterval)
+    }
+
+    // MARK: - Observing
+
+    /// The earliest monotonic time at which ``tick(at:)`` has work without new input.
+    public var nextDeadline: UInt64? { table.nextDeadline }
+
+    /// Figures for the gauges and `/healthz`.
+    public struct Gauges: Sendable, Equatable {
+        public var pending: Int
+        public var streams: Int
+        public var workers: Int
+        public var captures: Int
+    }
+
+    public func gauges(at now: UInt64) -> Gauges {
+        let pending = table.openKeys.reduce(0) { $0 + (table.buffer($1)?.pendingCount ?? 0) }
+        let live = captures.values.filter { now &- $0.lastHello < limits.captureExpiry }.count
+        return Gauges(pending: pending, streams: table.openCount, workers: workers.count, captures: live)
+    }
+
+    /// The next sequence each open (stream, epoch) will publish (tests).
+    public var heads: [String: UInt64] {
+        var out: [String: UInt64] = [:]
+        for key in table.openKeys { out[key.description] = table.buffer(key)?.head }
+        return out
+    }
+
+    // MARK: - Inputs
+
+    /// A control message that could not be decoded (`code`: a ``ProtocolError`` code or `parts`).
+    public mutating func malformed(code: String, at now: Instant) -> CollectorOutput {
+        var out = CollectorOutput()
+        out.count("control_malformed")
+        out.count("control_rejected_\(code)")
+        notice("control_malformed", "malformed control message", ["code": code], now, &out)
+        return out
+    }
+
+    /// A decoded envelope from the peer with ROUTER `identity`, at `now`.
+    public mutating func handle(_ envelope: Envelope, from identity: [UInt8], peerAddress: String?, at now: Instant) -> CollectorOutput {
+        var out = CollectorOutput()
+        switch envelope.body {
+        case .hello(let hello):
+            handleHello(hello, identity: identity, peerAddress: peerAddress, now: now, &out)
+        case .result(let result):
+            out.count("results")
+            if let rejection = ResultValidation.rejection(of: result, wallMicroseconds: now.wallMicroseconds) {
+                out.count("results_rejected_\(rejection.rawValue)")
+                notice("results_rejected_\(rejection.rawValue)", "result rejected", [
+                    "stream": String(result.stream.prefix(64)), "seq": "\(result.seq)", "why": rejection.rawValue,
+                    "capture_time_us": "\(result.captureTimeUs)",
+                ], now, &out)
+                return out
+            }
+            let bytes = Self.estimatedSize(of: result)
+            // The head's result is always taken: it is emitted at once and drains the buffer.
+            let isHead = table.buffer(Key(stream: result.stream, epoch: result.epoch))?.head == result.seq
+            guard isHead || table.pendingBytes <= limits.maxPendingBytes - min(bytes, limits.maxPendingBytes) else {
+                out.count("results_refused_pending_bytes")
+                notice("results_refused_pending_bytes", "result refused: --max-pending-bytes of buffered results reached", [
+                    "max": "\(limits.maxPendingBytes)",
+                ], now, &out)
+                return out
+            }
+            apply(.result(seq: result.seq, payload: result, bytes: bytes), stream: result.stream, epoch: result.epoch, now: now, &out)
+        case .skipped(let skipped):
+            guard skipped.count > 0 else { return out }
+            guard skipped.reason.utf8.count <= Self.maxReasonBytes else {
+                out.count("skipped_rejected_reason")
+                notice("skipped_rejected_reason", "skip rejected: reason too long", [:], now, &out)
+                return out
+            }
+            out.count("skipped", skipped.count)
+            apply(
+                .skip(firstSeq: skipped.firstSeq, count: skipped.count, reason: DropReason(skipped.reason)),
+                stream: skipped.stream, epoch: skipped.epoch, now: now, &out)
+        case .end(let end):
+            if Wire.isValidStreamID(end.stream) {
+                out.log(.info, "stream ended at the source", ["stream": end.stream, "epoch": "\(end.epoch)", "frames": "\(end.nextSeq)"])
+            }
+            apply(.end(nextSeq: end.nextSeq), stream: end.stream, epoch: end.epoch, now: now, &out)
+        case .reset(let request):
+            guard request.requestID.utf8.count <= Self.maxRequestIDBytes, request.stream.isEmpty || Wire.isValidStreamID(request.stream)
+            else {
+                out.count("control_malformed")
+                notice("invalid_reset", "invalid reset request", ["stream": String(request.stream.prefix(64))], now, &out)
+                return out
+            }
+            out.count("resets")
+            var reply = ResetReply()
+            reply.requestID = request.requestID
+            reply.streams = reset(stream: request.stream, &out)
+            out.replies.append(.init(identities: [identity], envelope: Envelope(.resetReply(reply)), lostCounter: "reply_lost"))
+        case .welcome, .resetReply, .none:
+            out.count("control_unexpected")
+        }
+        return out
+    }
+
+    /// Lets time pass: gives up missing frames, closes idle streams, publishes statistics, forgets silent peers and
+    /// pushes a Welcome to every worker when the capture nodes changed.
+    public mutating func tick(at now: Instant) -> CollectorOutput {
+        var out = CollectorOutput()
+        let t = now.monotonicNanoseconds
+        for (key, emissions) in table.tick(at: t) {
+            publish(emissions, key: key, now: now, &out)
+        }
+        if lastHousekeeping.map({ t &- $0 >= 1_000_000_000 }) ?? true {
+            lastHousekeeping = t
+            housekeeping(now, &out)
+        }
+        if limits.statisticsInterval > 0 {
+            if let last = lastStatistics {
+                if t &- last >= limits.statisticsInterval {
+                    lastStatistics = t
+                    reportStatistics(t, &out)
+                }
+            } else {
+                lastStatistics = t
+            }
+        }
+        return out
+    }
+
+    /// Forgets a worker whose identity cannot be reached any more (the shell's send failed).
+    public mutating func forgetWorker(_ identity: [UInt8]) {
+        workers[identity] = nil
+    }
+
+    /// What a buffered result costs, roughly, in bytes (its strings, its faces and a fixed overhead).
+    static func estimatedSize(of result: FrameResult) -> Int {
+        256 + result.stream.utf8.count + result.reason.utf8.count + result.worker.utf8.count + result.faces.count * 200
+    }
+
+    /// The estimated size of all buffered results (``CollectorLimits/maxPendingBytes``).
+    public var pendingBytes: Int { table.pendingBytes }
+
+    // MARK: - Private
+
+    mutating func notice(_ kind: String, _ message: String, _ metadata: [String: String], _ now: Instant, _ out: inout CollectorOutput) {
+        if let line = notices.note(kind, message, metadata, at: now.monotonicNanoseconds) { out.logs.append(line) }
+    }
+
+    private mutating func housekeeping(_ now: Instant, _ out: inout CollectorOutput) {
+        let t = now.monotonicNanoseconds
+        workers = workers.filter { t &- $0.value < limits.workerExpiry }
+        let before = captures.count
+        captures = captures.filter { t &- $0.value.lastHello < limits.captureExpiry }
+        if captures.count != before {
+            capturesChanged = true
+            cachedWelcome = nil
+        }
+        if limits.streamIdleTimeout > 0 {
+            for key in table.openKeys {
+                guard let state = streams[key], t &- state.lastInput >= limits.streamIdleTimeout else { continue }
+                out.count("streams_idle_closed")
+                out.log(.info, "stream idle: closed", ["stream": key.stream, "epoch": "\(key.epoch)"])
+                publish(table.close(key, reason: .timeout, at: t), key: key, now: now, &out)
+            }
+        }
+        if capturesChanged {
+            capturesChanged = false
+            if !workers.isEmpty {
+                out.replies.append(welcome(to: Array(workers.keys)))
+            }
+        }
+    }
+
+    /// A Welcome to `identities`: the capture nodes heard from within `captureExpiry` (pruned once a second), sorted.
+    private mutating func welcome(to identities: [[UInt8]]) -> CollectorOutput.Reply {
+        if cachedWelcome == nil {
+            var welcome = Welcome()
+            welcome.captures = captures.values.map(\.info).sorted { $0.stream < $1.stream }
+            welcome.publishEndpoint = publishEndpoint
+            let envelope = Envelope(.welcome(welcome))
+            cachedWelcome = (envelope, (try? envelope.serializedBytes()) ?? [])
+        }
+        return .init(identities: identities, envelope: cachedWelcome!.envelope, lostCounter: "welcome_lost", bytes: cachedWelcome!.bytes)
+    }
+
+    private mutating func handleHello(_ hello: Hello, identity: [UInt8], peerAddress: String?, now: Instant, _ out: inout CollectorOutput) {
+        let t = now.monotonicNanoseconds
+        switch hello.role {
+        case .capture:
+            let endpoint = hello.frameEndpoint
+            let key = hello.curvePublicKey
+            guard !endpoint.isEmpty, endpoint.utf8.count <= Self.maxEndpointBytes, key.isEmpty || key.utf8.count == 40 else {
+                out.count("hello_rejected_endpoint")
+                notice("hello_rejected_endpoint", "capture hello rejected: endpoint or key out of bounds", [
+                    "stream": String(hello.stream.prefix(64)), "endpoint_bytes": "\(endpoint.utf8.count)", "key_bytes": "\(key.utf8.count)",
+                ], now, &out)
+                return
+            }
+            let isKnown = captures[hello.stream] != nil
+            if !isKnown, Wire.isValidStreamID(hello.stream), captures.count >= limits.maxCaptures {
+                out.count("captures_refused_cap")
+                notice("captures_refused_cap", "capture node refused: --max-captures reached", [
+                    "stream": hello.stream, "max": "\(limits.maxCaptures)",
+                ], now, &out)
+                return
+            }
+            guard apply(.hello(nextSeq: hello.nextSeq), stream: hello.stream, epoch: hello.epoch, now: now, &out) else { return }
+            var info = CaptureInfo()
+            info.stream = hello.stream
+            info.epoch = hello.epoch
+            info.frameEndpoint = Endpoint.resolvingWildcard(endpoint, host: peerAddress ?? "127.0.0.1")
+            info.curvePublicKey = key
+            if captures[hello.stream]?.info != info {
+                out.log(.info, "capture announced", ["stream": info.stream, "endpoint": info.frameEndpoint])
+                // Every live worker hears of it at the next tick (one Welcome per worker, however many hellos).
+                capturesChanged = true
+                cachedWelcome = nil
+            }
+            captures[hello.stream] = CaptureEntry(info: info, lastHello: t)
+        case .worker:
+            if workers[identity] != nil {
+                workers[identity] = t
+            } else if workers.count < limits.maxWorkers {
+                out.log(.info, "worker joined", ["worker": String(hello.nodeID.prefix(64))])
+                workers[identity] = t
+            } else {
+                out.count("workers_refused_cap")
+                notice("workers_refused_cap", "worker not remembered: --max-workers reached (it is still answered)", [
+                    "max": "\(limits.maxWorkers)",
+                ], now, &out)
+            }
+            out.replies.append(welcome(to: [identity]))
+        case .tail, .unspecified, .UNRECOGNIZED:
+            out.replies.append(welcome(to: [identity]))
+        }
+    }
+
+    /// Hands one input to the table and publishes what it released. Returns false when the input was refused: an
+    /// invalid stream id, a straggler of a replaced epoch, a message for an epoch that already ended, or a new
+    /// stream beyond `--max-streams` (each counted).
+    @discardableResult
+    mutating func apply(
+        _ input: StreamTable<FrameResult>.Input, stream: String, epoch: UInt64, now: Instant, _ out: inout CollectorOutput
+    ) -> Bool {
+        guard Wire.isValidStreamID(stream) else {
+            out.count("invalid_stream")
+            notice("invalid_stream", "message with an invalid stream id ignored", [:], now, &out)
+            return false
+        }
+        let t = now.monotonicNanoseconds
+        let key = Key(stream: stream, epoch: epoch)
+        let before = table.buffer(key)?.counters ?? StreamCounters()
+        let outcome = table.apply(input, stream: stream, epoch: epoch, at: t)
+        // Late and duplicate results as they happen: the buffer's counters after this input, or the final ones if
+        // it ended the stream.
+        var after = table.buffer(key)?.counters
+        for (emittedKey, emissions) in outcome.emissions where emittedKey == key {
+            for case .end(let final) in emissions { after = final }
+        }
+        if let after {
+            if after.late > before.late { out.count("results_late", after.late - before.late) }
+            if after.duplicates > before.duplicates { out.count("results_duplicate", after.duplicates - before.duplicates) }
+        }
+        switch outcome.rejected {
+        case .staleEpoch?:
+            out.count("stale_epoch")
+            return false
+        case .afterEnd?:
+            out.count("late_after_end")
+            if case .result = input { out.count("results_late") }
+            return false
+        case .full?:
+            out.count("streams_refused_cap")
+            notice("streams_refused_cap", "new stream refused: --max-streams reached", [
+                "stream": stream, "max": "\(limits.maxStreams)",
+            ], now, &out)
+            return false
+        case nil: break
+        }
+        for old in outcome.replaced {
+            out.log(.info, "new epoch replaces old", ["stream": stream, "old": "\(old.epoch)", "new": "\(epoch)"])
+        }
+        if let opened = outcome.opened {
+            streams[opened] = StreamState(tracker: FaceTracker(configuration: tracking), statistics: StreamStatistics(now: t), lastInput: t)
+        }
+        streams[key]?.lastInput = t
+        for (key, emissions) in outcome.emissions {
+            publish(emissions, key: key, now: now, &out)
+        }
+        return true
+    }
+
+    /// Restarts tracking on the named stream (every open stream for ""): each live track ends with a faceLeft
+    /// event, then a `TrackingReset` marks the first frame tracked afresh. Returns the streams reset.
+    private mutating func reset(stream: String, _ out: inout CollectorOutput) -> [String] {
+        var names: Set<String> = []
+        for key in table.openKeys where stream.isEmpty || key.stream == stream {
+            guard var state = streams[key], let buffer = table.buffer(key) else { continue }
+            let left = state.tracker.finish()
+            streams[key] = state
+            for track in left {
+                out.publish.append(StreamMessage(stream: key.stream, epoch: key.epoch, body: .event(Self.faceEvent(.left, track))))
+            }
+            var marker = TrackingReset()
+            marker.seq = buffer.head
+            marker.endedTracks = UInt32(clamping: left.count)
+            out.publish.append(StreamMessage(stream: key.stream, epoch: key.epoch, body: .reset(marker)))
+            names.insert(key.stream)
+            out.log(.info, "tracking reset", ["stream": key.stream, "epoch": "\(key.epoch)", "from": "\(marker.seq)", "ended": "\(left.count)"])
+        }
+        return names.sorted()
+    }
+
+    /// One `StreamStatistics` per open stream, and a log line with the same figures.
+    private mutating func reportStatistics(_ now: UInt64, _ out: inout CollectorOutput) {
+        for key in table.openKeys {
+            guard var state = streams[key], let buffer = table.buffer(key) else { continue }
+            let report = state.statistics.report(now: now, late: buffer.counters.late, duplicates: buffer.counters.duplicates)
+            streams[key] = state
+            out.log(.info, "stream statistics", [
+                "stream": key.stream, "epoch": "\(key.epoch)", "window": "\(StreamStatistics.Report.format(report.seconds, 1)) s",
+                "figures": "\(report)",
+            ])
+            out.publish.append(StreamMessage(stream: key.stream, epoch: key.epoch, body: .statistics(report.message(nextSeq: buffer.head))))
+        }
+    }
+}

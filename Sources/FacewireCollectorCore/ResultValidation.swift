@@ -1,0 +1,64 @@
+import FacewireProtocol
+
+/// What the collector refuses in a well-formed `FrameResult` before it costs tracking or arithmetic (SPEC.md 14.5).
+///
+/// Pure: the caller passes the collector's wall clock. A refused result is counted by name
+/// (`results_rejected_<code>`) and never buffered: its frame then drops as `timeout` like a lost result.
+public enum ResultValidation {
+    /// Why a result was refused; the raw value is the counter suffix.
+    public enum Rejection: String, Sendable, CaseIterable {
+        /// `capture_time_us` negative, or more than a day ahead of the collector's wall clock.
+        case captureTime = "capture_time"
+        /// More faces than a worker may report (`max_faces` ≤ 256).
+        case faces
+        /// A face with a non-finite or absurd coordinate, size, angle or score.
+        case face
+        /// A `reason` over ``maxReasonBytes`` or a `worker` over ``maxWorkerBytes`` (the published message must stay
+        /// well under the 1 MiB a subscriber accepts).
+        case strings
+    }
+
+    /// The longest `reason` a result may carry, in bytes.
+    public static let maxReasonBytes = 1024
+    /// The longest `worker` id a result may carry, in bytes.
+    public static let maxWorkerBytes = 256
+
+    /// The most faces a result may carry (SPEC.md 6.1, `max_faces` 1…256).
+    public static let maxFaces = 256
+    /// How far ahead of the collector's wall clock a capture time may lie, in microseconds (one day).
+    public static let maxCaptureTimeAheadMicroseconds: Int64 = 86_400_000_000
+    /// The largest coordinate or size a face may have (images are at most 8192 pixels a side; margin for boxes
+    /// that stick out before clipping).
+    public static let maxCoordinate: Float = 65_536
+
+    /// Why `result` must be refused at wall time `wallMicroseconds`; nil when it is acceptable.
+    public static func rejection(of result: FrameResult, wallMicroseconds: Int64) -> Rejection? {
+        let (limit, overflow) = wallMicroseconds.addingReportingOverflow(maxCaptureTimeAheadMicroseconds)
+        if result.captureTimeUs < 0 || result.captureTimeUs > (overflow ? .max : limit) { return .captureTime }
+        if result.faces.count > maxFaces { return .faces }
+        if result.reason.utf8.count > maxReasonBytes || result.worker.utf8.count > maxWorkerBytes { return .strings }
+        for face in result.faces where !isPlausible(face) { return .face }
+        return nil
+    }
+
+    /// Whether every number of `face` is finite and within bounds.
+    public static func isPlausible(_ face: WireFace) -> Bool {
+        func coordinate(_ value: Float) -> Bool { value.isFinite && abs(value) <= maxCoordinate }
+        func point(_ point: WirePoint) -> Bool { coordinate(point.x) && coordinate(point.y) }
+        func score(_ value: Float) -> Bool { value.isFinite && value >= -1 && value <= 2 }
+        let bounds = face.bounds
+        guard coordinate(bounds.x), coordinate(bounds.y), coordinate(bounds.width), coordinate(bounds.height),
+            bounds.width >= 0, bounds.height >= 0, score(face.confidence)
+        else { return false }
+        if face.hasLeftEye && !point(face.leftEye) { return false }
+        if face.hasRightEye && !point(face.rightEye) { return false }
+        if face.hasMouth && !point(face.mouth) { return false }
+        if face.hasNose && !point(face.nose) { return false }
+        if face.hasFaceAngle && !(face.faceAngle.isFinite && abs(face.faceAngle) <= 360) { return false }
+        if face.hasYaw && !(face.yaw.isFinite && abs(face.yaw) <= 360) { return false }
+        if face.hasSmileScore && !score(face.smileScore) { return false }
+        if face.hasLeftEyeClosedScore && !score(face.leftEyeClosedScore) { return false }
+        if face.hasRightEyeClosedScore && !score(face.rightEyeClosedScore) { return false }
+        return true
+    }
+}

@@ -1,0 +1,78 @@
+import FacewireProtocol
+import Testing
+@testable import FacewireCollectorCore
+
+@Suite("ResultValidation (wire values a result may carry)")
+struct ResultValidationTests {
+    static let wall: Int64 = 1_732_240_000_000_000
+
+    static func result(captureTime: Int64 = 0, faces: [WireFace] = []) -> FrameResult {
+        var result = FrameResult()
+        result.stream = "cam-1"
+        result.captureTimeUs = captureTime
+        result.faces = faces
+        return result
+    }
+
+    static func face(_ change: (inout WireFace) -> Void = { _ in }) -> WireFace {
+        var face = WireFace()
+        face.bounds = .with {
+            $0.x = 10
+            $0.y = 20
+            $0.width = 100
+            $0.height = 120
+        }
+        face.confidence = 0.9
+        change(&face)
+        return face
+    }
+
+    @Test(arguments: [Int64.min, -1, wall + 86_400_000_001, Int64.max])
+    func implausibleCaptureTimesAreRejected(_ time: Int64) {
+        #expect(ResultValidation.rejection(of: Self.result(captureTime: time), wallMicroseconds: Self.wall) == .captureTime)
+    }
+
+    @Test(arguments: [0, 1, wall, wall + 86_400_000_000])
+    func plausibleCaptureTimesPass(_ time: Int64) {
+        #expect(ResultValidation.rejection(of: Self.result(captureTime: time), wallMicroseconds: Self.wall) == nil)
+    }
+
+    @Test func aWallClockNearInt64MaxDoesNotTrap() {
+        #expect(ResultValidation.rejection(of: Self.result(captureTime: .max), wallMicroseconds: .max) == nil)
+    }
+
+    @Test(arguments: [Float.nan, .infinity, -.infinity, 1e30, -1e30])
+    func absurdFaceNumbersAreRejected(_ value: Float) {
+        let faces: [WireFace] = [
+            Self.face { $0.bounds.x = value }, Self.face { $0.bounds.width = value }, Self.face { $0.confidence = value },
+            Self.face { $0.leftEye = .with { $0.x = value } }, Self.face { $0.faceAngle = value },
+            Self.face { $0.smileScore = value }, Self.face { $0.nose = .with { $0.y = value } },
+        ]
+        for face in faces {
+            #expect(ResultValidation.rejection(of: Self.result(faces: [Self.face(), face]), wallMicroseconds: Self.wall) == .face)
+        }
+    }
+
+    @Test func aNegativeSizeIsRejectedAndAPlainFacePasses() {
+        #expect(ResultValidation.rejection(of: Self.result(faces: [Self.face { $0.bounds.height = -1 }]), wallMicroseconds: Self.wall) == .face)
+        #expect(ResultValidation.rejection(of: Self.result(faces: [Self.face()]), wallMicroseconds: Self.wall) == nil)
+    }
+
+    @Test func moreFacesThanAWorkerMayReportAreRejected() {
+        let many = Array(repeating: Self.face(), count: ResultValidation.maxFaces + 1)
+        #expect(ResultValidation.rejection(of: Self.result(faces: many), wallMicroseconds: Self.wall) == .faces)
+        #expect(ResultValidation.rejection(of: Self.result(faces: Array(many.dropLast())), wallMicroseconds: Self.wall) == nil)
+    }
+
+    @Test func longStringsAreRejected() {
+        var result = Self.result()
+        result.reason = String(repeating: "r", count: ResultValidation.maxReasonBytes)
+        result.worker = String(repeating: "w", count: ResultValidation.maxWorkerBytes)
+        #expect(ResultValidation.rejection(of: result, wallMicroseconds: Self.wall) == nil)
+        result.reason += "r"
+        #expect(ResultValidation.rejection(of: result, wallMicroseconds: Self.wall) == .strings)
+        result.reason = ""
+        result.worker += "w"
+        #expect(ResultValidation.rejection(of: result, wallMicroseconds: Self.wall) == .strings)
+    }
+}
