@@ -98,7 +98,7 @@ let package = Package(
         ),
         .target(
             name: "FacewireFuzzing",
-            dependencies: ["FacewireProtocol", "FacewireImage"],
+            dependencies: ["FacewireProtocol", "FacewireImage", "FacewireDetection", "FacewireWorker", "FacewireCollectorCore"],
             swiftSettings: swiftSettings
         ),
         // Every decision of the collector, pure: no ZeroMQ, no clock (CollectorCore).

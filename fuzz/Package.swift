@@ -15,10 +15,22 @@ let package = Package(
     name: "facewire-fuzz",
     dependencies: [.package(path: repository.path)],
     targets: [
+        // Bytes to the parsers.
         .executableTarget(
             name: "FacewireFuzz",
             dependencies: [.product(name: "FacewireFuzzing", package: repository.lastPathComponent)],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
-        )
+        ),
+        // Structure-aware: sequences of valid messages with hostile values, driven through a node's pure core.
+        .executableTarget(
+            name: "FacewireFuzzWorker",
+            dependencies: [.product(name: "FacewireFuzzing", package: repository.lastPathComponent)],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]
+        ),
+        .executableTarget(
+            name: "FacewireFuzzCollector",
+            dependencies: [.product(name: "FacewireFuzzing", package: repository.lastPathComponent)],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]
+        ),
     ]
 )

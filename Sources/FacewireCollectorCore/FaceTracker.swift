@@ -174,6 +174,8 @@ public struct FaceTracker: Sendable {
 
     /// The number of confirmed tracks.
     public var liveTrackCount: Int { tracks.filter { $0.id != 0 }.count }
+    /// Every track held, confirmed or not (bounded by `maxTracks` after each update).
+    public var trackCount: Int { tracks.count }
 
     /// The IDs of the confirmed tracks, increasing.
     public var liveTrackIDs: [UInt64] { tracks.map(\.id).filter { $0 != 0 }.sorted() }

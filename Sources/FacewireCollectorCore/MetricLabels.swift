@@ -9,6 +9,9 @@ public struct MetricLabels: Sendable {
     /// Whether a stream was folded into `_other` (for a notice).
     public private(set) var folded: UInt64 = 0
 
+    /// Distinct `reason` label values handed out so far.
+    public var reasonCount: Int { reasons.count }
+
     public static let otherStream = "_other"
     public static let otherReason = "other"
 

@@ -238,6 +238,9 @@ public struct ReorderBuffer<Payload> {
     /// The number of buffered results (what `maxPending` bounds).
     public var pendingCount: Int { results.count }
 
+    /// The number of stored skip runs (bounded by `maxPending`).
+    public var storedSkipRunCount: Int { skips.count }
+
     /// The sum of the `bytes` given with the buffered results.
     public private(set) var pendingBytes = 0
 

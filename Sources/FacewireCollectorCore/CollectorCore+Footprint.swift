@@ -1,0 +1,48 @@
+extension CollectorCore {
+    /// How much the core remembers, table by table: what the caps bound (SPEC §14.3). The structure-aware fuzz
+    /// target and the property tests check it against ``CollectorLimits`` after every input.
+    public struct Footprint: Sendable, Equatable {
+        /// Open (stream, epoch) pairs.
+        public var openStreams: Int
+        /// Results buffered over all streams.
+        public var pendingResults: Int
+        /// Their estimated size in bytes (`--max-pending-bytes`).
+        public var pendingBytes: Int
+        /// Skip runs stored over all streams.
+        public var storedSkipRuns: Int
+        /// Tracks held over all streams.
+        public var tracks: Int
+        /// Ended (stream, epoch) pairs remembered to refuse their stragglers.
+        public var endedRemembered: Int
+        /// Capture nodes remembered (live or not yet expired).
+        public var captures: Int
+        /// Worker identities remembered.
+        public var workers: Int
+        /// `stream` and `reason` label values of `facewire_stream_frames_total`.
+        public var metricStreams: Int
+        public var metricReasons: Int
+    }
+
+    /// What the core remembers now.
+    public var footprint: Footprint {
+        var pending = 0
+        var runs = 0
+        var tracks = 0
+        for key in table.openKeys {
+            if let buffer = table.buffer(key) {
+                pending += buffer.pendingCount
+                runs += buffer.storedSkipRunCount
+            }
+            tracks += streams[key]?.tracker.trackCount ?? 0
+        }
+        return Footprint(
+            openStreams: table.openCount, pendingResults: pending, pendingBytes: table.pendingBytes, storedSkipRuns: runs,
+            tracks: tracks, endedRemembered: table.rememberedEndCount, captures: captures.count, workers: workers.count,
+            metricStreams: labels.streamCount, metricReasons: labels.reasonCount)
+    }
+
+    /// The most ended (stream, epoch) pairs the core remembers under `limits` (8 × `maxStreams`).
+    public static func maxEndedRemembered(_ limits: CollectorLimits) -> Int {
+        min(limits.maxStreams, Int.max / 16) * 8
+    }
+}
