@@ -1,0 +1,114 @@
+import FacewireRuntime
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Clients that connect to an HTTP port and never finish a request: half of them send half a request line and stall,
+/// the others send nothing. A connection the server closes is opened again, so the pressure lasts until ``stop()``.
+final class SlowHTTPClients: @unchecked Sendable {
+    private let port: Int
+    private let lock = NSLock()
+    private var sockets: [Int32] = []
+    private var stopped = false
+    private var closedByServer = 0
+    private let done = DispatchSemaphore(value: 0)
+
+    init(port: Int, count: Int) throws {
+        self.port = port
+        sockets = try (0..<count).map { try open(index: $0) }
+        let thread = Thread { [self] in watch() }
+        thread.start()
+    }
+
+    /// How many of the slow connections the server has closed so far.
+    var closedCount: Int { lock.withLock { closedByServer } }
+
+    private func open(index: Int) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw HarnessError("socket: \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port)).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let flags = fcntl(fd, F_GETFL)
+        _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+        // Non-blocking: a server that no longer accepts must not hang the test here.
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        if index % 2 == 0 {
+            var writable = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            if poll(&writable, 1, 2000) > 0 {
+                let half = Array("GET /metr".utf8)
+                _ = half.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            }
+        }
+        return fd
+    }
+
+    /// Reopens every connection the server closed (it reads as end of file or an error), until stopped.
+    private func watch() {
+        defer { done.signal() }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while !lock.withLock({ stopped }) {
+            var fds = lock.withLock { sockets }.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            guard poll(&fds, nfds_t(fds.count), 100) > 0 else { continue }
+            for (index, entry) in fds.enumerated() where entry.revents != 0 {
+                let count = buffer.withUnsafeMutableBytes { recv(entry.fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+                if count > 0 { continue }  // an answer (say a 400 or a timeout notice): the server will close next
+                if count < 0, errno == EAGAIN || errno == EINTR { continue }
+                close(entry.fd)
+                let fresh = (try? open(index: index)) ?? -1
+                lock.withLock {
+                    closedByServer += 1
+                    sockets[index] = fresh
+                }
+            }
+        }
+    }
+
+    func stop() {
+        lock.withLock { stopped = true }
+        done.wait()
+        lock.withLock { sockets }.forEach { if $0 >= 0 { close($0) } }
+    }
+}
+
+extension IntegrationTests {
+    @Suite("Slow HTTP clients")
+    struct SlowHTTP {
+        @Test("50 slow or silent HTTP clients: /healthz and /metrics still answer, and the server closes the slow ones",
+              .timeLimit(.minutes(3)))
+        func slowClientsDelayNoOne() async throws {
+            let cluster = try TestCluster("slowhttp")
+            defer { cluster.cleanup() }
+            let ports = try freeLoopbackPorts(3)
+            let metricsPort = ports[2]
+            let collector = try await cluster.startCollector(
+                control: "tcp://127.0.0.1:\(ports[0])", publish: "tcp://127.0.0.1:\(ports[1])",
+                ["--metrics-port", String(metricsPort), "--metrics-host", "127.0.0.1"])
+            try await collector.waitForLine(containing: "metrics serving")
+            let clients = try SlowHTTPClients(port: metricsPort, count: 50)
+            defer { clients.stop() }
+            try await Task.sleep(for: .milliseconds(300))
+
+            // Every request answers (a generous 30 s each: a server that serves one connection at a time, waiting
+            // for each slow client, would take far longer; the pressure is renewed as the server closes them).
+            for round in 0..<5 {
+                let health = try httpGet(port: metricsPort, path: "/healthz", timeout: 30)
+                #expect(health.status == 200 && health.body.hasPrefix("ok"), "round \(round): \(health)")
+                let metrics = try httpGet(port: metricsPort, path: "/metrics", timeout: 30)
+                #expect(metrics.status == 200, "round \(round): \(metrics.status)")
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            // The read/idle timeout: the server closes connections that never finish a request.
+            let deadline = ContinuousClock.now + .seconds(60)
+            while clients.closedCount == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+            #expect(clients.closedCount > 0, "no slow connection was ever closed by the server")
+            #expect(collector.isRunning, "\(collector.tail(.stderr))")
+        }
+    }
+}
