@@ -14,4 +14,9 @@ final class Locked<Value>: @unchecked Sendable {
     func set(_ value: Value) {
         lock.withLock { stored = value }
     }
+
+    /// Changes the value in place, under the lock.
+    func update(_ change: (inout Value) -> Void) {
+        lock.withLock { change(&stored) }
+    }
 }
