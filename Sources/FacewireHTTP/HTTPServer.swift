@@ -8,11 +8,15 @@ import ServiceLifecycle
 /// parts (the live view) mount their routes on the same router.
 ///
 /// Connections are served concurrently on NIO's event loops, so a slow or silent client never delays another.
-/// A connection is closed when no complete request part (request head, body chunk) has arrived for
-/// ``Configuration/idleTimeout`` — this is also the read timeout: half a request line that stalls, or a connection that
-/// sends nothing, is closed when it runs out — and at most ``Configuration/maxConnections`` are open at once (further
-/// ones wait in the listen backlog until one closes; each time the cap is reached it is counted,
-/// `facewire_http_connections_capped_total`, and logged at most once per 10 s).
+/// One ``Configuration/timeout`` bounds what a client can hold a connection with:
+/// - read and idle: Hummingbird's HTTP/1 idle timeout (`HTTP1Channel.Configuration.idleTimeout`, whose
+///   `HTTPConnectionStateHandler` closes a connection when no request part — head, body chunk — has been decoded for
+///   that long): half a request line that stalls, a connection that sends nothing, a kept-alive connection left idle;
+/// - write: ``ResponseDeadlineHandler`` closes a connection whose response has not been taken by the client within the
+///   timeout of its request (Hummingbird's idle timeout spares connections with a request in progress).
+/// At most ``Configuration/maxConnections`` are open at once: further ones wait in the listen backlog until one closes;
+/// each time the cap is reached it is counted (`facewire_http_connections_capped_total`) and logged at most once per
+/// 10 s.
 public struct HTTPServer: Service, CustomStringConvertible {
     /// Where and how the server listens.
     public struct Configuration: Sendable {
@@ -20,28 +24,30 @@ public struct HTTPServer: Service, CustomStringConvertible {
         public var host: String
         /// The port; 0 binds any free port (the bound one is passed to `onRunning`).
         public var port: Int
-        /// Seconds a connection may go without a complete request part before it is closed (read and idle timeout).
-        public var idleTimeout: Duration
+        /// How long a connection may go without a complete request part, or with a response the client does not
+        /// take, before it is closed (read, idle and write timeout).
+        public var timeout: Duration
         /// Connections open at once; more wait in the backlog.
         public var maxConnections: Int
         /// Pending connections the kernel queues.
         public var backlog: Int
 
-        /// The defaults: ``defaultIdleTimeout``, ``defaultMaxConnections``, a backlog of 256.
+        /// The defaults: ``defaultTimeout``, ``defaultMaxConnections``, a backlog of 256.
         public init(
-            host: String = "0.0.0.0", port: Int, idleTimeout: Duration = HTTPServer.defaultIdleTimeout,
+            host: String = "0.0.0.0", port: Int, timeout: Duration = HTTPServer.defaultTimeout,
             maxConnections: Int = HTTPServer.defaultMaxConnections, backlog: Int = 256
         ) {
             self.host = host
             self.port = port
-            self.idleTimeout = idleTimeout
+            self.timeout = timeout
             self.maxConnections = maxConnections
             self.backlog = backlog
         }
     }
 
-    /// Default read/idle timeout: a scrape or probe sends its request at once; 5 s is generous on a loaded machine.
-    public static let defaultIdleTimeout: Duration = .seconds(5)
+    /// Default timeout: a scrape or probe sends its request at once and reads the answer; 5 s is generous on a loaded
+    /// machine.
+    public static let defaultTimeout: Duration = .seconds(5)
     /// Default cap on open connections: far below a process's descriptor limit, far above what scrapers and probes use.
     public static let defaultMaxConnections = 256
 
@@ -63,12 +69,14 @@ public struct HTTPServer: Service, CustomStringConvertible {
         let router = Routes(options: [.autoGenerateHeadEndpoints])
         mount(router)
         let cap = ConnectionCap(limit: configuration.maxConnections, logger: logger)
-        let (seconds, attoseconds) = configuration.idleTimeout.components
+        let (seconds, attoseconds) = configuration.timeout.components
         let product = max(0, seconds).multipliedReportingOverflow(by: 1_000_000_000)
         let nanoseconds = product.overflow ? Int64.max : product.partialValue.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
         application = Application(
             router: router,
-            server: .http1(configuration: .init(idleTimeout: .nanoseconds(nanoseconds))),
+            server: .http1(configuration: .init(
+                additionalChannelHandlers: [ResponseDeadlineHandler(deadline: .nanoseconds(nanoseconds))],
+                idleTimeout: .nanoseconds(nanoseconds))),
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), backlog: configuration.backlog,
                 availableConnectionsDelegate: cap),

@@ -110,5 +110,58 @@ extension IntegrationTests {
             #expect(clients.closedCount > 0, "no slow connection was ever closed by the server")
             #expect(collector.isRunning, "\(collector.tail(.stderr))")
         }
+
+        @Test("a client that pipelines requests and never reads the answers is disconnected (write timeout)",
+              .timeLimit(.minutes(3)))
+        func nonReadingClientIsClosed() async throws {
+            let cluster = try TestCluster("slowreader")
+            defer { cluster.cleanup() }
+            let ports = try freeLoopbackPorts(3)
+            let collector = try await cluster.startCollector(
+                control: "tcp://127.0.0.1:\(ports[0])", publish: "tcp://127.0.0.1:\(ports[1])",
+                ["--metrics-port", String(ports[2]), "--metrics-host", "127.0.0.1", "--metrics-timeout", "2"])
+            try await collector.waitForLine(containing: "metrics serving")
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            #expect(fd >= 0)
+            defer { close(fd) }
+            var small: Int32 = 4096
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(ports[2])).bigEndian
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            #expect(connected == 0)
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            // Requests until the socket takes no more for a while: the server is then stuck writing answers nobody reads.
+            let request = Array(String(repeating: "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", count: 64).utf8)
+            var sent = 0
+            var refusedSince: ContinuousClock.Instant?
+            while sent < 64 << 20 {
+                let count = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                if count > 0 {
+                    sent += count
+                    refusedSince = nil
+                    continue
+                }
+                if count < 0, errno != EAGAIN, errno != EINTR { break }  // already closed
+                let now = ContinuousClock.now
+                if let since = refusedSince, now - since > .seconds(1) { break }
+                refusedSince = refusedSince ?? now
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            // Never reading, wait for the server to hang up (end of stream, reset or error on the socket).
+            let hangUp = Int16(POLLHUP) | Int16(POLLERR) | Int16(0x2000)  // 0x2000: POLLRDHUP
+            var closed = false
+            let deadline = ContinuousClock.now + .seconds(60)
+            while !closed, ContinuousClock.now < deadline {
+                var entry = pollfd(fd: fd, events: Int16(0x2000), revents: 0)
+                if poll(&entry, 1, 100) > 0, entry.revents & hangUp != 0 { closed = true }
+            }
+            #expect(closed, "the server still holds a connection whose answers are not read (\(sent) bytes of requests sent)")
+            #expect(try httpGet(port: ports[2], path: "/healthz").status == 200)
+        }
     }
 }

@@ -57,16 +57,16 @@ struct MetricsOptions: ParsableArguments {
     @Option(help: "Address the metrics server listens on.")
     var metricsHost: String = "0.0.0.0"
 
-    @Option(help: "Seconds an HTTP connection may go without a complete request part (request line and headers) before it is closed: the read and idle timeout.")
-    var metricsIdleTimeout: Double = 5
+    @Option(help: "Seconds an HTTP connection may go without a complete request part (request line and headers), or with a response the client does not take, before it is closed: the read, idle and write timeout.")
+    var metricsTimeout: Double = 5
 
     @Option(help: "HTTP connections open at once; more wait in the listen backlog until one closes (counted as facewire_http_connections_capped_total).")
     var metricsMaxConnections: Int = HTTPServer.defaultMaxConnections
 
     func validate() throws {
         if let metricsPort, !(0...65535).contains(metricsPort) { throw ValidationError("--metrics-port must be 0...65535") }
-        guard metricsIdleTimeout > 0, metricsIdleTimeout <= 3600 else {
-            throw ValidationError("--metrics-idle-timeout must be in (0, 3600] seconds")
+        guard metricsTimeout > 0, metricsTimeout <= 3600 else {
+            throw ValidationError("--metrics-timeout must be in (0, 3600] seconds")
         }
         guard (1...65536).contains(metricsMaxConnections) else { throw ValidationError("--metrics-max-connections must be 1...65536") }
     }
@@ -78,7 +78,7 @@ struct MetricsOptions: ParsableArguments {
         Observability.bootstrap()
         let host = metricsHost
         let configuration = HTTPServer.Configuration(
-            host: host, port: metricsPort, idleTimeout: .milliseconds(Int64(metricsIdleTimeout * 1000)),
+            host: host, port: metricsPort, timeout: .milliseconds(Int64(metricsTimeout * 1000)),
             maxConnections: metricsMaxConnections)
         return HTTPServer(configuration: configuration, logger: logger, onRunning: { port in
             logger.info("metrics serving", metadata: ["metrics": "http://\(host):\(port)/metrics", "health": "/healthz"])
