@@ -111,6 +111,42 @@ extension IntegrationTests {
             #expect(collector.isRunning, "\(collector.tail(.stderr))")
         }
 
+        @Test("past --metrics-max-connections, connections wait until silent ones time out; the cap is counted and logged",
+              .timeLimit(.minutes(3)))
+        func connectionCapIsCountedAndLogged() async throws {
+            let cluster = try TestCluster("httpcap")
+            defer { cluster.cleanup() }
+            let ports = try freeLoopbackPorts(3)
+            let collector = try await cluster.startCollector(
+                control: "tcp://127.0.0.1:\(ports[0])", publish: "tcp://127.0.0.1:\(ports[1])",
+                ["--metrics-port", String(ports[2]), "--metrics-host", "127.0.0.1", "--metrics-timeout", "2",
+                 "--metrics-max-connections", "4"])
+            try await collector.waitForLine(containing: "metrics serving")
+            // Ten silent connections, not reopened: four are served (and time out), the rest wait their turn.
+            var silent: [Int32] = []
+            defer { silent.forEach { close($0) } }
+            for _ in 0..<10 {
+                let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                var address = sockaddr_in()
+                address.sin_family = sa_family_t(AF_INET)
+                address.sin_port = in_port_t(UInt16(ports[2])).bigEndian
+                address.sin_addr.s_addr = inet_addr("127.0.0.1")
+                let connected = withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                }
+                #expect(connected == 0)
+                silent.append(fd)
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            // Answered once the silent ones ahead of it have timed out (generous: 60 s).
+            let health = try httpGet(port: ports[2], path: "/healthz", timeout: 60)
+            #expect(health.status == 200)
+            let metrics = try httpGet(port: ports[2], path: "/metrics", timeout: 60)
+            #expect((sample(metrics.body, "facewire_http_connections_capped_total") ?? 0) >= 1, "\(metrics.body.prefix(1500))")
+            let warnings = collector.lines(.stderr).filter { $0.contains("connection cap reached") }
+            #expect(!warnings.isEmpty, "\(collector.tail(.stderr))")
+        }
+
         @Test("a client that pipelines requests and never reads the answers is disconnected (write timeout)",
               .timeLimit(.minutes(3)))
         func nonReadingClientIsClosed() async throws {
