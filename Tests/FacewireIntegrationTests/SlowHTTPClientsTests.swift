@@ -91,6 +91,13 @@ extension IntegrationTests {
                 control: "tcp://127.0.0.1:\(ports[0])", publish: "tcp://127.0.0.1:\(ports[1])",
                 ["--metrics-port", String(metricsPort), "--metrics-host", "127.0.0.1"])
             try await collector.waitForLine(containing: "metrics serving")
+            func residentKilobytes() throws -> Int {
+                let status = try String(contentsOfFile: "/proc/\(collector.pid)/status", encoding: .utf8)
+                let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") })
+                return try #require(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
+            }
+            _ = try httpGet(port: metricsPort, path: "/metrics")
+            let before = try residentKilobytes()
             let clients = try SlowHTTPClients(port: metricsPort, count: 50)
             defer { clients.stop() }
             try await Task.sleep(for: .milliseconds(300))
@@ -109,6 +116,9 @@ extension IntegrationTests {
             while clients.closedCount == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
             #expect(clients.closedCount > 0, "no slow connection was ever closed by the server")
             #expect(collector.isRunning, "\(collector.tail(.stderr))")
+            let growth = try residentKilobytes() - before
+            #expect(growth < 64 << 10, "resident memory grew by \(growth) kB under 50 slow clients")
+            print("slow HTTP clients: \(clients.closedCount) slow connections closed by the server, resident memory \(before) kB -> +\(growth) kB")
         }
 
         @Test("past --metrics-max-connections, connections wait until silent ones time out; the cap is counted and logged",
