@@ -28,13 +28,13 @@ public final class Liveness: @unchecked Sendable {
     }
 
     /// Healthy when the loop beat within `seconds`.
-    public func health(within seconds: Double = 5) -> MetricsServer.Health {
+    public func health(within seconds: Double = 5) -> Health {
         let snapshot: (last: UInt64, note: String, ok: Bool) = lock.withLock { (self.last, self.note, self.ok) }
         let (last, note, ok) = snapshot
         let age = Double(Self.now() - last) / 1e9
         if age > seconds {
-            return MetricsServer.Health(healthy: false, detail: String(format: "main loop silent for %.1f s", age) + (note.isEmpty ? "" : "; \(note)"))
+            return Health(healthy: false, detail: String(format: "main loop silent for %.1f s", age) + (note.isEmpty ? "" : "; \(note)"))
         }
-        return MetricsServer.Health(healthy: ok, detail: note.isEmpty ? "running" : note)
+        return Health(healthy: ok, detail: note.isEmpty ? "running" : note)
     }
 }

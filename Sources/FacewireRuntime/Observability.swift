@@ -2,7 +2,7 @@ import CoreMetrics
 import Foundation
 import Prometheus
 
-/// swift-metrics, exported as Prometheus text by a ``MetricsServer`` (`--metrics-port`).
+/// swift-metrics, exported as Prometheus text on `/metrics` by the node's HTTP server (FacewireHTTP, `--metrics-port`).
 ///
 /// Every node's ``Counters`` are mirrored as Prometheus counters named `facewire_<name>_total`; nodes add
 /// histograms (`Timer`) and gauges through swift-metrics directly. Without ``bootstrap()`` swift-metrics records
@@ -31,14 +31,6 @@ public enum Observability {
 
     /// Whether metrics are being recorded.
     public static var isEnabled: Bool { lock.withLock { bootstrapped } }
-
-    /// Bootstraps metrics and serves `/metrics` and `/healthz` on `host:port` until `stop`.
-    public static func serve(
-        host: String, port: Int, stop: StopToken, health: @escaping @Sendable () -> MetricsServer.Health
-    ) throws -> MetricsServer {
-        bootstrap()
-        return try MetricsServer(host: host, port: port, metrics: { registry.emitToBuffer() }, health: health, stop: stop)
-    }
 
     /// A Prometheus metric name from a counter name: `frames_dropped_no-worker` → `facewire_frames_dropped_no_worker_total`.
     public static func metricName(forCounter name: String) -> String {

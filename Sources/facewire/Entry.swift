@@ -6,7 +6,7 @@ import Foundation
 /// did not give.
 @main
 enum Entry {
-    static func main() {
+    static func main() async {
         var arguments = Array(CommandLine.arguments.dropFirst())
         let environment = ProcessInfo.processInfo.environment
         var role: String?
@@ -34,7 +34,7 @@ enum Entry {
             }
             arguments = [role] + EnvironmentFlags.arguments(for: command, given: arguments, environment: environment) + arguments
         }
-        FacewireCommand.main(arguments)
+        await FacewireCommand.main(arguments)
     }
 }
 
@@ -45,7 +45,7 @@ enum Role: String, CaseIterable, ExpressibleByArgument {
     static var allNames: String { allCases.map(\.rawValue).joined(separator: "|") }
 }
 
-struct FacewireCommand: ParsableCommand {
+struct FacewireCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "facewire",
         abstract: "A distributed face-analysis cluster for live video.",

@@ -2,12 +2,12 @@ import FacewireRuntime
 import Foundation
 import Testing
 
-/// A plain HTTP GET on loopback: the status code and the body.
-func httpGet(port: Int, path: String) throws -> (status: Int, body: String) {
+/// A plain HTTP GET on loopback: the status code and the body. Gives up after `timeout` seconds without data.
+func httpGet(port: Int, path: String, timeout seconds: Int = 5) throws -> (status: Int, body: String) {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw HarnessError("socket: \(errno)") }
     defer { close(fd) }
-    var timeout = timeval(tv_sec: 5, tv_usec: 0)
+    var timeout = timeval(tv_sec: seconds, tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
@@ -21,7 +21,8 @@ func httpGet(port: Int, path: String) throws -> (status: Int, body: String) {
     while request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) < 0, errno == EINTR {}
     var response: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 65536)
-    while true {
+    // Read to the end of the body (Content-Length: the server may keep the connection open) or of the connection.
+    while !isCompleteHTTPResponse(response) {
         let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
         if count < 0, errno == EINTR { continue }  // a child process exited (SIGCHLD)
         if count <= 0 { break }
@@ -32,6 +33,19 @@ func httpGet(port: Int, path: String) throws -> (status: Int, body: String) {
         let bodyStart = text.range(of: "\r\n\r\n")
     else { throw HarnessError("not an HTTP response: \(text.prefix(200))") }
     return (status, String(text[bodyStart.upperBound...]))
+}
+
+/// Whether `bytes` hold a whole HTTP response with a `Content-Length` header: head and that many body bytes.
+private func isCompleteHTTPResponse(_ bytes: [UInt8]) -> Bool {
+    let separator: [UInt8] = [13, 10, 13, 10]
+    guard bytes.count >= 4, let end = (0...(bytes.count - 4)).first(where: { Array(bytes[$0..<($0 + 4)]) == separator }) else {
+        return false
+    }
+    let head = String(decoding: bytes[..<end], as: UTF8.self).lowercased()
+    guard let line = head.split(separator: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
+        let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
+    else { return false }
+    return bytes.count - (end + 4) >= length
 }
 
 /// The value of a Prometheus sample whose line starts with `prefix` (name and, optionally, labels).

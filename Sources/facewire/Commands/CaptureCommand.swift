@@ -6,7 +6,7 @@ import Foundation
 
 typealias FacewireCaptureConfigurationPacing = CaptureConfiguration.Pacing
 
-struct CaptureCommand: ParsableCommand {
+struct CaptureCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "capture",
         abstract: "Read frames from a camera, a video file or URL, an image folder or an MJPEG pipe and hand them to workers.",
@@ -94,7 +94,7 @@ struct CaptureCommand: ParsableCommand {
         return (width, height)
     }
 
-    func run() throws {
+    func run() async throws {
         if listDevices {
             let backend = try V4L2Backends.current()
             print(V4L2DeviceList.render(V4L2DeviceList.devices(backend: backend)), terminator: "")
@@ -113,9 +113,7 @@ struct CaptureCommand: ParsableCommand {
         configuration.statisticsIntervalSeconds = statsInterval
         configuration.security = try curve.security(needs: collector == nil ? .allowList : .both)
         let node = try CaptureNode(configuration: configuration, logger: logger)
-        try NodeRunner.run(logger: logger) { stop in
-            let server = try metrics.start(logger: logger, stop: stop) { node.liveness.health() }
-            try withExtendedLifetime(server) { try node.run(stop: stop) }
-        }
+        let server = metrics.server(logger: logger) { node.liveness.health() }
+        try await NodeRunner.run("capture", logger: logger, server: server) { stop in try node.run(stop: stop) }
     }
 }

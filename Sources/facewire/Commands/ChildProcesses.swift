@@ -2,20 +2,30 @@ import Foundation
 import Logging
 
 /// The node processes `facewire --role local` runs, stopped together.
+///
+/// Thread-safe: children exit on Foundation's threads, and everything their termination handlers touch is read and
+/// written under one lock (``failure``) or set once before any child starts (``onUnexpectedExit``).
 final class ChildProcesses: @unchecked Sendable {
     private let executable: String
     private let logger: Logger
     private let lock = NSLock()
     private var children: [(name: String, process: Process)] = []
     private var stopping = false
-    /// The exit status of the first child that failed, if any.
-    private(set) var failure: Int32?
-    /// Called when a child that should run until stopped exits, or one that may exit fails.
-    var onUnexpectedExit: (@Sendable (String, Int32) -> Void)?
+    private var firstFailure: Int32?
+    /// Called when a child that should run until stopped exits, or one that may exit fails (on the thread that saw it).
+    private let onUnexpectedExit: @Sendable (String, Int32) -> Void
 
-    init(executable: String, logger: Logger) {
+    /// - Parameter onUnexpectedExit: called with the child's name and exit status when a child that should run until
+    ///   stopped exits, or one that may exit fails; not called for exits caused by ``terminateAll()``.
+    init(executable: String, logger: Logger, onUnexpectedExit: @escaping @Sendable (String, Int32) -> Void = { _, _ in }) {
         self.executable = executable
         self.logger = logger
+        self.onUnexpectedExit = onUnexpectedExit
+    }
+
+    /// The exit status of the first child that failed, if any.
+    var failure: Int32? {
+        lock.withLock { firstFailure }
     }
 
     /// Starts `facewire ARGUMENTS` as child `name`.
@@ -31,18 +41,17 @@ final class ChildProcesses: @unchecked Sendable {
         process.terminationHandler = { [weak self] process in
             guard let self else { return }
             let status = process.terminationStatus
-            let (isStopping, handler): (Bool, (@Sendable (String, Int32) -> Void)?) = lock.withLock {
-                if !stopping, status != 0 || !mayExit, failure == nil { failure = status == 0 ? 1 : status }
-                return (stopping, onUnexpectedExit)
+            let isStopping: Bool = lock.withLock {
+                if !stopping, status != 0 || !mayExit, firstFailure == nil { firstFailure = status == 0 ? 1 : status }
+                return stopping
             }
-            if !isStopping, status != 0 || !mayExit { handler?(name, status) }
+            if !isStopping, status != 0 || !mayExit { onUnexpectedExit(name, status) }
         }
         try process.run()
         logger.debug("started \(name)", metadata: ["pid": "\(process.processIdentifier)"])
         lock.withLock { children.append((name, process)) }
     }
 
-    /// SIGTERM to every child, then SIGKILL to those still running after three seconds.
     /// Waits up to `seconds` for child `name` to exit; returns whether it has (true also for an unknown name).
     func waitForExit(_ name: String, seconds: Double) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
@@ -54,6 +63,7 @@ final class ChildProcesses: @unchecked Sendable {
         }
     }
 
+    /// SIGTERM to every child, then SIGKILL to those still running after three seconds.
     func terminateAll() {
         let running = lock.withLock {
             stopping = true

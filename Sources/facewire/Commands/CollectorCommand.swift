@@ -3,7 +3,7 @@ import FacewireCollector
 import FacewireProtocol
 import FacewireTail
 
-struct CollectorCommand: ParsableCommand {
+struct CollectorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "collector",
         abstract: "Merge results per stream in frame order, assign tracking IDs and publish the stream.",
@@ -81,7 +81,7 @@ struct CollectorCommand: ParsableCommand {
         guard streamIdleTimeout >= 0, streamIdleTimeout.isFinite else { throw ValidationError("--stream-idle-timeout must be >= 0 seconds") }
     }
 
-    func run() throws {
+    func run() async throws {
         let logger = try log.makeLogger("facewire.collector")
         metrics.bootstrapIfNeeded()
         let file = try output.map { try JSONLinesFile(path: $0, maxBytes: outputMaxBytes) }
@@ -110,9 +110,7 @@ struct CollectorCommand: ParsableCommand {
                 }
             }
         }
-        try NodeRunner.run(logger: logger) { stop in
-            let server = try metrics.start(logger: logger, stop: stop) { node.liveness.health() }
-            try withExtendedLifetime(server) { try node.run(stop: stop) }
-        }
+        let server = metrics.server(logger: logger) { node.liveness.health() }
+        try await NodeRunner.run("collector", logger: logger, server: server) { stop in try node.run(stop: stop) }
     }
 }

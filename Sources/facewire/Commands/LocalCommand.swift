@@ -5,7 +5,7 @@ import FacewireTail
 import Foundation
 import Logging
 
-struct LocalCommand: ParsableCommand {
+struct LocalCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "local",
         abstract: "Run a whole cluster on this machine and print its results: a collector, N workers and a capture node.",
@@ -56,7 +56,7 @@ struct LocalCommand: ParsableCommand {
         guard statsInterval > 0, statsInterval.isFinite else { throw ValidationError("--stats-interval must be > 0 seconds") }
     }
 
-    func run() throws {
+    func run() async throws {
         let logger = try log.makeLogger("facewire.local")
         let source = try self.source ?? DemoFootage.installedPath()
         // Fail before starting any process: a missing file would otherwise surface as a capture node's exit.
@@ -73,7 +73,12 @@ struct LocalCommand: ParsableCommand {
         // Children log warnings and worse unless asked for more: stdout stays JSON, stderr stays quiet.
         let childLogLevel = log.logLevel == "info" ? "warning" : log.logLevel
 
-        let cluster = ChildProcesses(executable: executable, logger: logger)
+        let stop = StopToken()
+        // Watch the children: if one that must not die dies, stop with its status.
+        let cluster = ChildProcesses(executable: executable, logger: logger) { name, status in
+            logger.error("\(name) exited unexpectedly", metadata: ["status": "\(status)"])
+            stop.stop()
+        }
         defer { cluster.terminateAll() }
         try cluster.start("collector", [
             "--role", "collector", "--bind", control, "--publish", publish, "--max-delay", String(maxDelay),
@@ -81,23 +86,17 @@ struct LocalCommand: ParsableCommand {
         ])
         logger.info("collector started", metadata: ["control": "\(control)", "reset": "facewire reset --collector \(control)"])
 
-        let stop = StopToken()
         let client = TailClient(configuration: .init(publish: publish, streams: [stream]), logger: logger)
         let printer = output.printer
-        var startError: Error?
-        var ended = false
+        let startError = Locked<(any Error)?>(nil)
+        let ended = Locked(false)
+        let (workers, threads, detectorArguments) = (self.workers, self.threads, detector.arguments)
         let captureArguments = [
             "--role", "capture", "--source", source, "--stream", stream, "--bind", "tcp://127.0.0.1:\(capturePort)",
             "--collector", control, "--fps", fps, "--log-level", childLogLevel,
         ] + analysis.arguments + (loop ? ["--loop"] : []) + (frames.map { ["--frames", String($0)] } ?? [])
 
-        // Watch the children: if one that must not die dies, stop with its status.
-        cluster.onUnexpectedExit = { name, status in
-            logger.error("\(name) exited unexpectedly", metadata: ["status": "\(status)"])
-            stop.stop()
-        }
-        try NodeRunner.run(logger: logger) { signalStop in
-            signalStop.onStop { stop.stop() }
+        try await NodeRunner.run("local", logger: logger, stop: stop) { stop in
             try client.run(stop: stop, onSubscribed: {
                 // The subscription is live: now start the workers and the capture node, so no result is missed.
                 do {
@@ -105,11 +104,11 @@ struct LocalCommand: ParsableCommand {
                         try cluster.start("worker-\(index)", [
                             "--role", "worker", "--collector", control, "--threads", String(threads),
                             "--id", "local-w\(index)", "--log-level", childLogLevel,
-                        ] + detector.arguments)
+                        ] + detectorArguments)
                     }
                     try cluster.start("capture", captureArguments, mayExit: true, inheritsInput: source == "-")
                 } catch {
-                    startError = error
+                    startError.set(error)
                     stop.stop()
                 }
             }) { message in
@@ -117,14 +116,14 @@ struct LocalCommand: ParsableCommand {
                 // An epoch ends either because the source did (the capture node then exits) or because a camera
                 // was unplugged (the node stays up and starts a new epoch when it is back).
                 if outcome == .end, cluster.waitForExit("capture", seconds: 3) {
-                    ended = true
+                    ended.set(true)
                     return .stop
                 }
                 return .continue
             }
         }
-        if let startError { throw startError }
-        if !ended, let failure = cluster.failure {
+        if let error = startError.value { throw error }
+        if !ended.value, let failure = cluster.failure {
             throw ExitCode(failure)
         }
     }

@@ -1,9 +1,11 @@
 import ArgumentParser
+import FacewireHTTP
 import FacewireDetection
 import FacewireProtocol
 import FacewireRuntime
 import Foundation
 import Logging
+import ServiceLifecycle
 
 /// Logging flags every role has.
 struct LogOptions: ParsableArguments {
@@ -46,7 +48,8 @@ enum LoggingBootstrap {
     }
 }
 
-/// `--metrics-port`: Prometheus text on `/metrics` and a health check on `/healthz`.
+/// `--metrics-port`: Prometheus text on `/metrics` and a health check on `/healthz`, served by the node's
+/// ``HTTPServer`` (Hummingbird).
 struct MetricsOptions: ParsableArguments {
     @Option(help: "Serve Prometheus metrics at http://HOST:PORT/metrics and a health check at /healthz (default: off).")
     var metricsPort: Int?
@@ -54,17 +57,34 @@ struct MetricsOptions: ParsableArguments {
     @Option(help: "Address the metrics server listens on.")
     var metricsHost: String = "0.0.0.0"
 
+    @Option(help: "Seconds an HTTP connection may go without a complete request part (request line and headers), or with a response the client does not take, before it is closed: the read, idle and write timeout.")
+    var metricsTimeout: Double = 5
+
+    @Option(help: "HTTP connections open at once; more wait in the listen backlog until one closes (counted as facewire_http_connections_capped_total).")
+    var metricsMaxConnections: Int = HTTPServer.defaultMaxConnections
+
     func validate() throws {
         if let metricsPort, !(0...65535).contains(metricsPort) { throw ValidationError("--metrics-port must be 0...65535") }
+        guard metricsTimeout > 0, metricsTimeout <= 3600 else {
+            throw ValidationError("--metrics-timeout must be in (0, 3600] seconds")
+        }
+        guard (1...65536).contains(metricsMaxConnections) else { throw ValidationError("--metrics-max-connections must be 1...65536") }
     }
 
-    /// Bootstraps metrics and starts the server when `--metrics-port` was given. Call before creating the node, so
-    /// that its metrics are real ones.
-    func start(logger: Logger, stop: StopToken, health: @escaping @Sendable () -> MetricsServer.Health) throws -> MetricsServer? {
+    /// The HTTP server serving `/metrics` and `/healthz` when `--metrics-port` was given (call ``bootstrapIfNeeded()``
+    /// before creating the node, so that its metrics are real ones).
+    func server(logger: Logger, health: @escaping @Sendable () -> Health) -> HTTPServer? {
         guard let metricsPort else { return nil }
-        let server = try Observability.serve(host: metricsHost, port: metricsPort, stop: stop, health: health)
-        logger.info("metrics serving", metadata: ["metrics": "http://\(metricsHost):\(server.port)/metrics", "health": "/healthz"])
-        return server
+        Observability.bootstrap()
+        let host = metricsHost
+        let configuration = HTTPServer.Configuration(
+            host: host, port: metricsPort, timeout: .milliseconds(Int64(metricsTimeout * 1000)),
+            maxConnections: metricsMaxConnections)
+        return HTTPServer(configuration: configuration, logger: logger, onRunning: { port in
+            logger.info("metrics serving", metadata: ["metrics": "http://\(host):\(port)/metrics", "health": "/healthz"])
+        }) { routes in
+            HTTPServer.mountObservability(on: routes, health: health)
+        }
     }
 
     /// Bootstraps metrics when they will be served (call before creating the node).
@@ -197,23 +217,53 @@ struct AnalysisFlags: ParsableArguments {
     }
 }
 
-/// Runs a node's blocking loop on the main thread, stopping it on SIGINT/SIGTERM.
+/// Runs a node: its blocking loop on a thread of its own (a ``BlockingService``) and, with `--metrics-port`, its HTTP
+/// server, as services of one `ServiceGroup` that shuts down gracefully on SIGTERM and SIGINT. Graceful shutdown sets
+/// the loop's ``StopToken`` (the node drains as it always has) and then stops the HTTP server; a part that ends by
+/// itself (a source that ended) shuts the others down the same way; a part that fails is logged with its name, the
+/// others are shut down and the error is rethrown (a non-zero exit).
 enum NodeRunner {
-    static func run(logger: Logger, _ body: (StopToken) throws -> Void) throws {
-        let stop = StopToken()
-        let sources = [SIGINT, SIGTERM].map { signalNumber -> DispatchSourceSignal in
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler {
-                logger.info("signal received, stopping", metadata: ["signal": "\(signalNumber)"])
-                stop.stop()
-            }
-            source.resume()
-            return source
-        }
-        defer { sources.forEach { $0.cancel() } }
-        try body(stop)
+    static func run(
+        _ name: String, logger: Logger, server: HTTPServer? = nil, stop: StopToken = StopToken(),
+        _ body: @escaping @Sendable (StopToken) throws -> Void
+    ) async throws {
+        // Shut down in reverse order: the loop first (it drains while /healthz still answers), then the server.
+        var services: [any Service] = []
+        if let server { services.append(LoggedService(server, name: "metrics server (\(server.address))", logger: logger)) }
+        services.append(BlockingService(name, stop: stop, logger: logger, body: body))
+        let group = ServiceGroup(configuration: .init(
+            services: services.map {
+                .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup)
+            },
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger
+        ))
+        try await group.run()
     }
+}
+
+/// A service whose failure is logged with a name saying which part of the node it was.
+struct LoggedService: Service, CustomStringConvertible {
+    let service: any Service
+    let name: String
+    let logger: Logger
+
+    init(_ service: any Service, name: String, logger: Logger) {
+        self.service = service
+        self.name = name
+        self.logger = logger
+    }
+
+    func run() async throws {
+        do {
+            try await service.run()
+        } catch {
+            logger.error("\(name) failed, stopping the node: \(error)", metadata: ["part": "\(name)"])
+            throw error
+        }
+    }
+
+    var description: String { name }
 }
 
 /// Parses `--fps`: "realtime" (default), "max", or a number.

@@ -3,7 +3,7 @@ import FacewireProtocol
 import FacewireTail
 import Foundation
 
-struct TailCommand: ParsableCommand {
+struct TailCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tail",
         abstract: "Print the collector's ordered results, one line per frame: JSON Lines, or text for people.",
@@ -39,17 +39,17 @@ struct TailCommand: ParsableCommand {
         if collector == nil && publish == nil { throw ValidationError("give --collector or --publish") }
     }
 
-    func run() throws {
+    func run() async throws {
         let logger = try log.makeLogger("facewire.tail")
         metrics.bootstrapIfNeeded()
         let client = TailClient(
             configuration: .init(collector: collector, publish: publish, streams: stream, security: try curve.security(needs: .serverKey)),
             logger: logger)
         let printer = output.printer
-        var printed = 0
-        try NodeRunner.run(logger: logger) { stop in
-            let server = try metrics.start(logger: logger, stop: stop) { client.liveness.health() }
-            defer { withExtendedLifetime(server) {} }
+        let (frames, exitOnEnd) = (self.frames, self.exitOnEnd)
+        let server = metrics.server(logger: logger) { client.liveness.health() }
+        try await NodeRunner.run("tail", logger: logger, server: server) { stop in
+            var printed = 0
             try client.run(stop: stop) { message in
                 let outcome = printer.print(message)
                 if outcome == .frame { printed += 1 }

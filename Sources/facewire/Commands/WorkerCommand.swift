@@ -5,7 +5,7 @@ import FacewireWorker
 import Foundation
 import ZeroMQ
 
-struct WorkerCommand: ParsableCommand {
+struct WorkerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "worker",
         abstract: "Detect faces in frames from every capture node and send the results to the collector.",
@@ -39,7 +39,7 @@ struct WorkerCommand: ParsableCommand {
     @OptionGroup(title: "Metrics") var metrics: MetricsOptions
     @OptionGroup var log: LogOptions
 
-    func run() throws {
+    func run() async throws {
         let logger = try log.makeLogger("facewire.worker")
         metrics.bootstrapIfNeeded()
         var configuration = WorkerConfiguration(
@@ -62,9 +62,7 @@ struct WorkerCommand: ParsableCommand {
             }
         }
         let node = WorkerNode(configuration: configuration, logger: logger)
-        try NodeRunner.run(logger: logger) { stop in
-            let server = try metrics.start(logger: logger, stop: stop) { node.liveness.health() }
-            try withExtendedLifetime(server) { try node.run(stop: stop) }
-        }
+        let server = metrics.server(logger: logger) { node.liveness.health() }
+        try await NodeRunner.run("worker", logger: logger, server: server) { stop in try node.run(stop: stop) }
     }
 }

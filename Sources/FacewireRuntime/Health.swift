@@ -1,0 +1,19 @@
+/// What `/healthz` says: healthy (200) or not (503), with a one-line reason.
+public struct Health: Sendable, Equatable {
+    /// Whether the node can do its job.
+    public var healthy: Bool
+    /// A one-line reason, shown after `ok:` or `unhealthy:`.
+    public var detail: String
+
+    public init(healthy: Bool, detail: String) {
+        self.healthy = healthy
+        self.detail = detail
+    }
+}
+
+/// The hand-rolled server is gone (FacewireHTTP serves `/metrics` and `/healthz`); its `Health` type lives on as
+/// ``Health``. Kept so that code written against the old name still compiles.
+@available(*, deprecated, message: "MetricsServer was replaced by FacewireHTTP.HTTPServer; use Health")
+public enum MetricsServer {
+    public typealias Health = FacewireRuntime.Health
+}
