@@ -89,22 +89,22 @@ struct RateLimitTests {
     }
 }
 
-/// A source that produces a numbered frame every `interval` seconds, `count` of them.
-final class TickingSource: FrameSource {
+/// A source that produces its next frame (1, 2, ...; then the end) only when the test opens the gate, and says
+/// when it is asked for one: the test decides what the reading thread sees, without sleeps.
+final class GatedSource: FrameSource, @unchecked Sendable {
     let count: Int
-    let interval: Double
-    private(set) var produced = 0
-    var description: String { "ticking" }
-    var nominalFPS: Double? { 1 / interval }
+    let asked = DispatchSemaphore(value: 0)
+    let gate = DispatchSemaphore(value: 0)
+    private var produced = 0
+    var description: String { "gated" }
+    var nominalFPS: Double? { nil }
 
-    init(count: Int, interval: Double) {
-        self.count = count
-        self.interval = interval
-    }
+    init(count: Int) { self.count = count }
 
     func next() throws -> SourceFrame? {
+        asked.signal()
+        gate.wait()
         guard produced < count else { return nil }
-        Thread.sleep(forTimeInterval: interval)
         produced += 1
         return SourceFrame(jpeg: [UInt8(produced)], width: 1, height: 1, orientation: .up, reencoded: false)
     }
@@ -112,20 +112,37 @@ final class TickingSource: FrameSource {
 
 @Suite("LatestFrameSource (network streams read continuously)")
 struct LatestFrameSourceTests {
-    @Test("a slow reader gets the newest frames, in order; the replaced ones are counted; the end comes through")
+    @Test("a slow reader gets the newest frame; the replaced ones are counted; the end comes through")
     func newestFrames() throws {
         let counters = Counters()
-        let live = LatestFrameSource(wrapping: TickingSource(count: 40, interval: 0.005), counters: counters)
-        var taken: [UInt8] = []
-        while try live.waitForFrame(timeoutMilliseconds: 1000), let frame = try live.next() {
-            taken.append(frame.jpeg[0])
-            #expect(frame.captureTimeUs != nil)
-            Thread.sleep(forTimeInterval: 0.02)  // four source frames per frame taken
+        let source = GatedSource(count: 6)
+        let live = LatestFrameSource(wrapping: source, counters: counters)
+        source.asked.wait()  // the reading thread waits for the first frame
+        /// Lets the source produce `count` frames and waits until the reading thread has stored the last of them.
+        func deliver(_ count: Int) {
+            for _ in 0..<count {
+                source.gate.signal()
+                source.asked.wait()
+            }
         }
-        #expect(taken == taken.sorted() && Set(taken).count == taken.count, "\(taken)")
-        #expect(taken.last == 40, "the last frame is never lost: \(taken)")
-        #expect(taken.count < 40)
-        #expect(Int(counters.value("frames_replaced_at_source")) == 40 - taken.count)
+        var taken: [UInt8] = []
+        func take() throws {
+            #expect(try live.waitForFrame(timeoutMilliseconds: 10_000))
+            let frame = try #require(try live.next())
+            #expect(frame.captureTimeUs != nil, "stamped as it was read")
+            taken.append(frame.jpeg[0])
+        }
+        deliver(3)
+        try take()
+        deliver(1)
+        try take()
+        deliver(2)
+        try take()
+        #expect(taken == [3, 4, 6], "the newest frame each time")
+        #expect(counters.value("frames_replaced_at_source") == 3, "1, 2 and 5 were replaced before they were taken")
+        source.gate.signal()  // the end of the source
+        #expect(try live.waitForFrame(timeoutMilliseconds: 10_000))
+        #expect(try live.next() == nil)
     }
 
     @Test("a source that fails passes its error on")
