@@ -87,6 +87,13 @@ struct RateLimitTests {
         // The first frame, the first after ten seconds, then the next one a period (200 ms) later.
         #expect(decisions == [true, true, false, false, true])
     }
+
+    @Test("a capture time far back (a clock set back, an odd timestamp) restarts the schedule instead of stopping it")
+    func clockGoesBack() {
+        var limit = RateLimit(maxFPS: 5)
+        let decisions = [Int64.max, 10_000_000, 10_100_000, 10_200_000, Int64.min, 0, 200_000].map { limit.keep(timeMicroseconds: $0) }
+        #expect(decisions == [true, true, false, true, true, true, true])
+    }
 }
 
 /// A source that produces its next frame (1, 2, ...; then the end) only when the test opens the gate, and says

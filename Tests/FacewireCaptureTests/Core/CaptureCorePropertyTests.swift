@@ -50,6 +50,19 @@ struct CaptureCorePropertyTests {
             model.nowNs = rig.clockNs
             switch random.next() % 10 {
             case 0, 1, 2:
+                if random.next() % 12 == 0 {
+                    // Hostile Readys: unusable identities, wrong versions, a very long worker id. None may grant a credit.
+                    var ready = Ready(worker: String(repeating: "x", count: Int(random.next() % 5000)))
+                    let identity: [UInt8]
+                    switch random.next() % 3 {
+                    case 0: identity = []
+                    case 1: identity = [UInt8](repeating: 1, count: 256 + Int(random.next() % 100))
+                    default: identity = Array("h".utf8)  // usable, but the version is wrong
+                    }
+                    if identity.count == 1 || random.next() % 2 == 0 { ready.version = UInt32(truncatingIfNeeded: random.next()) | 2 }
+                    rig.outputs += rig.core.ready(ready, from: identity, at: rig.now)
+                    continue
+                }
                 let identity = identities[Int(random.next() % UInt64(identities.count))]
                 if random.next() % 8 == 0 { rig.link.failures[identity] = random.next() % 2 == 0 ? .gone : .full }
                 else { rig.link.failures[identity] = nil }
@@ -61,11 +74,23 @@ struct CaptureCorePropertyTests {
                 if rig.counters.value("credits_refused_cap") > refusedBefore { model.credit[identity] = previous }
             case 3, 4, 5:
                 guard rig.next == .read, !lost else { continue }
-                if random.next() % 40 == 0, rig.core.numbered > 3 {
+                if random.next() % 40 == 0, rig.core.numbered > 20 {
                     rig.ended()
                 } else {
                     media += Double(random.next() % 300) / 1000
-                    rig.read(Int(rig.clockNs % 1000), media: media)
+                    if random.next() % 10 == 0 {
+                        // A source with odd times: every capture time at its extremes, presentation times that jump.
+                        let times: [Int64?] = [Int64.min, Int64.max, 0, -1, nil]
+                        let medias: [Double?] = [-1e300, 1e300, .nan, .infinity, -0.0, nil]
+                        rig.outputs += rig.core.frameRead(
+                            CaptureRig.Core.ReadFrame(
+                                payload: -1, width: Int.max, height: -5, orientation: UInt32.max,
+                                captureTimeUs: times[Int(random.next() % UInt64(times.count))],
+                                mediaTimeSeconds: medias[Int(random.next() % UInt64(medias.count))]),
+                            at: rig.now)
+                    } else {
+                        rig.read(Int(rig.clockNs % 1000), media: media)
+                    }
                 }
             case 6, 7:
                 rig.advance(ms: random.next() % 200)
