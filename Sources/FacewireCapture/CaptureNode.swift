@@ -98,7 +98,7 @@ public final class CaptureNode: @unchecked Sendable {
             loop: while !stop.isStopped {
                 try collectReadys(waiting: 0)
                 perform(core.tick(at: .now))
-                waitingWorkers.record(core.waitingWorkers(at: .now))
+                waitingWorkers.record(core.creditsHeld)
                 liveness.beat("\(source.description): epoch \(core.epoch), \(core.nextSeq) frames numbered")
                 cameraUp.record(1)
                 switch core.next(at: .now) {

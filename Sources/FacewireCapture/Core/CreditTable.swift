@@ -81,9 +81,4 @@ struct CreditTable {
     func liveCount(at now: UInt64) -> Int {
         line.reduce(0) { $0 + (credits[$1].map { isLive($0.renewedNs, at: now) } == true ? 1 : 0) }
     }
-
-    /// Whether `identity` holds a credit still good at `now`.
-    func holdsLiveCredit(_ identity: [UInt8], at now: UInt64) -> Bool {
-        credits[identity].map { isLive($0.renewedNs, at: now) } ?? false
-    }
 }
