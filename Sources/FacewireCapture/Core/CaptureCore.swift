@@ -279,12 +279,18 @@ public struct CaptureCore<Payload> {
         return outputs
     }
 
-    /// The camera is back: a new epoch (greater than the last, at least the wall clock), from seq 0, announced.
+    /// The camera is back: a new epoch (greater than the last, at least the wall clock), from seq 0, announced. After
+    /// epoch 2^64−1 there is none: the node finishes.
     public mutating func sourceBack(at now: Instant) -> [Output] {
         var outputs: [Output] = []
         guard phase == .lost else { return outputs }
-        let next = epoch == .max ? epoch : epoch + 1
-        epoch = max(UInt64(clamping: now.wallUs), next)
+        guard epoch < .max else {
+            // No greater epoch exists: the stream cannot start again.
+            outputs.append(.log(.error, "the camera is back, but the epoch is 2^64-1 and no greater one exists: the stream ends", [:]))
+            phase = .finished
+            return outputs
+        }
+        epoch = max(UInt64(clamping: now.wallUs), epoch + 1)
         nextSeq = 0
         endSent = false
         phase = .running

@@ -275,12 +275,24 @@ struct CaptureCoreEpochTests {
         #expect(rig.reports.filter { $0.hasPrefix("end") }.count == 2, "one StreamEnd per epoch")
     }
 
-    @Test("a new epoch is greater than the last even with a clock behind it, and never overflows")
-    func epochMonotonic() {
+    @Test("a new epoch is greater than the last even with a wall clock behind it")
+    func epochAfterClock() {
+        let ahead = UInt64(CaptureRig.startWallUs) + 1_000_000_000
+        var rig = CaptureRig(.live) { $0.epoch = ahead }
+        rig.outputs += rig.core.sourceLost(at: rig.now)
+        rig.outputs += rig.core.sourceBack(at: rig.now)
+        #expect(rig.core.epoch == ahead + 1)
+        #expect(rig.next == .read)
+    }
+
+    @Test("after epoch 2^64-1 there is no greater one: the camera coming back ends the node instead of reusing it")
+    func lastEpoch() {
         var rig = CaptureRig(.live) { $0.epoch = UInt64.max }
         rig.outputs += rig.core.sourceLost(at: rig.now)
         rig.outputs += rig.core.sourceBack(at: rig.now)
         #expect(rig.core.epoch == UInt64.max)
+        #expect(rig.next == .finished)
+        #expect(rig.reports == ["end \(UInt64.max)/0"], "one StreamEnd for the epoch")
     }
 
     @Test("hellos keep coming every second while a frame waits for a credit, after the pending skips")
