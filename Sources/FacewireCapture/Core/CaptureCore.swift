@@ -17,8 +17,11 @@ import Logging
 public struct CaptureCore<Payload> {
     /// A moment: monotonic nanoseconds for durations, wall-clock Unix microseconds for the times frames carry.
     public struct Instant: Sendable, Equatable {
+        /// A monotonic clock, nanoseconds.
         public var monotonicNs: UInt64
+        /// The wall clock, microseconds since the Unix epoch.
         public var wallUs: Int64
+        /// A moment read from both clocks.
         public init(monotonicNs: UInt64, wallUs: Int64) {
             self.monotonicNs = monotonicNs
             self.wallUs = wallUs
@@ -39,12 +42,17 @@ public struct CaptureCore<Payload> {
 
     /// What a capture node is configured to do.
     public struct Settings: Sendable {
+        /// The stream id (already validated).
         public var stream: String
+        /// This node's id in hellos.
         public var nodeID: String
         /// The endpoint announced in hellos.
         public var frameEndpoint: String
+        /// CURVE: this node's public key, announced in hellos; empty without CURVE.
         public var curvePublicKey: String = ""
+        /// The first epoch (a later one begins each time a lost camera comes back).
         public var epoch: UInt64
+        /// How frames are paced.
         public var pacing: Pacing
         /// `--max-fps`.
         public var maxFPS: Double?
@@ -58,12 +66,14 @@ public struct CaptureCore<Payload> {
         public var maxWorkers: Int = CaptureCore.defaultMaxWorkers
         /// A credit not renewed by a Ready for this long is not used (SPEC 3.1).
         public var creditLifetimeNs: UInt64 = 3_000_000_000
+        /// Hellos go out this often (SPEC 7.1).
         public var helloIntervalNs: UInt64 = UInt64(Wire.helloIntervalMilliseconds) * 1_000_000
         /// `--stats-interval`; 0: no statistics lines.
         public var statisticsIntervalNs: UInt64 = 5_000_000_000
         /// Warnings about refused Readys are logged at most once per this interval.
         public var warningIntervalNs: UInt64 = 5_000_000_000
 
+        /// Settings with every limit at its default.
         public init(stream: String, nodeID: String, frameEndpoint: String, epoch: UInt64, pacing: Pacing) {
             self.stream = stream
             self.nodeID = nodeID
@@ -75,7 +85,9 @@ public struct CaptureCore<Payload> {
 
     /// A frame as the source gave it.
     public struct ReadFrame {
+        /// The image (the shell's JPEG bytes; anything in tests).
         public var payload: Payload
+        /// Stored width and height, sent in the header.
         public var width: Int
         public var height: Int
         /// EXIF orientation 1...8 to send.
@@ -85,6 +97,7 @@ public struct CaptureCore<Payload> {
         /// The source's presentation time (timed pacing by media time).
         public var mediaTimeSeconds: Double?
 
+        /// A frame read from the source.
         public init(payload: Payload, width: Int, height: Int, orientation: UInt32 = 1, captureTimeUs: Int64? = nil, mediaTimeSeconds: Double? = nil) {
             self.payload = payload
             self.width = width
@@ -97,7 +110,9 @@ public struct CaptureCore<Payload> {
 
     /// A numbered frame on its way to a worker.
     public struct Outgoing {
+        /// The frame's header, `sent_time_us` set as it is handed over.
         public var header: FrameHeader
+        /// The image, as the source gave it.
         public var payload: Payload
     }
 
@@ -146,6 +161,7 @@ public struct CaptureCore<Payload> {
     /// Longest routing identity accepted (libzmq's own limit is 255).
     public static var maxIdentityBytes: Int { 255 }
 
+    /// What the core was configured with.
     public let settings: Settings
     private let counters: Counters
     private let transmit: ([UInt8], String, Outgoing) -> SendOutcome
