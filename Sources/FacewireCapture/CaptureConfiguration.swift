@@ -53,6 +53,11 @@ public struct CaptureConfiguration: Sendable {
     public var security: CurveSecurity?
     /// Seconds between attempts to reopen a camera that disappeared.
     public var reopenIntervalSeconds: Double = 1
+    /// `--max-workers`: worker connections that may hold a credit at once; a Ready from one more is refused and
+    /// counted (`credits_refused_cap`).
+    public var maxWorkers: Int = Self.defaultMaxWorkers
+    /// `--max-workers` default.
+    public static let defaultMaxWorkers = CaptureCore<[UInt8]>.defaultMaxWorkers
 
     public init(
         source: String,

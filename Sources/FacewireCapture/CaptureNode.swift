@@ -6,8 +6,12 @@ import Foundation
 import Logging
 import ZeroMQ
 
-/// A capture node: reads frames from a source, numbers them and hands each to an idle worker (see
-/// ``FrameDispatcher``); tells the collector about itself, about frames it had to skip and about the end of the source.
+/// A capture node: reads frames from a source, numbers them and hands each to an idle worker; tells the collector
+/// about itself, about frames it had to skip and about the end of the source.
+///
+/// This is the shell that moves bytes: every decision (pacing, numbering, credits, the held frame, skips, epochs,
+/// hellos) is ``CaptureCore``'s. The loop feeds it Readys from the frame socket (``FrameRouter``), frames from the
+/// source and ticks, carries out what it answers, and reopens a camera that disappeared.
 ///
 /// ``run(stop:)`` blocks the calling thread (a thread the caller owns) until the source ends or `stop` is set.
 public final class CaptureNode: @unchecked Sendable {
@@ -49,9 +53,8 @@ public final class CaptureNode: @unchecked Sendable {
             }
         }
         defer { withExtendedLifetime(zap) {} }
-        let frames = try FrameDispatcher(
-            context: context, bind: configuration.bind, counters: counters, curveSecretKey: configuration.security?.keyPair.secretKey)
-        let bound = frames.endpoint
+        let router = try FrameRouter(context: context, bind: configuration.bind, curveSecretKey: configuration.security?.keyPair.secretKey)
+        let bound = router.endpoint
         boundEndpoint = bound
         let advertised = configuration.advertise ?? bound
         logger.info("capture publishing", metadata: ["stream": "\(configuration.stream)", "endpoint": "\(bound)", "source": "\(source.description)"])
@@ -59,286 +62,110 @@ public final class CaptureNode: @unchecked Sendable {
             logger.notice("the camera is SIMULATED (\(V4L2Backends.simulationVariable) is set)")
         }
 
-        var control: ZMQSocket?
-        if let collector = configuration.collector {
-            let socket = try ZMQSocket(context: context, kind: .dealer)
-            try socket.setHighWaterMarks(send: 100_000)
-            try socket.setLinger(milliseconds: 5000)
-            try CurveSecurity.secureToCollector(socket, configuration.security)
-            try socket.connect(collector)
-            control = socket
+        let control = try configuration.collector.map {
+            try CollectorLink(context: context, collector: $0, security: configuration.security, counters: counters)
         }
-        var epoch = configuration.epoch
-        var nextSeq: UInt64 = 0
-        var lastHello: UInt64 = 0
-        func sendControl(_ body: Envelope.OneOf_Body) {
-            guard let control else { return }
-            do {
-                if try !control.send([try Envelope(body).serializedBytes()], dontWait: true) {
-                    counters.add("control_lost")
-                }
-            } catch {
-                counters.add("control_lost")
-            }
-        }
-        func hello() {
-            var hello = Hello()
-            hello.role = .capture
-            hello.nodeID = defaultNodeID()
-            hello.stream = configuration.stream
-            hello.epoch = epoch
-            hello.frameEndpoint = advertised
-            hello.nextSeq = nextSeq
-            hello.curvePublicKey = configuration.security?.keyPair.publicKey ?? ""
-            sendControl(.hello(hello))
-            lastHello = Clock.monotonicNanoseconds()
-        }
-        hello()
-        var pendingSkip: (first: UInt64, count: UInt64, time: Int64)?
-        func flushSkips() {
-            guard let skip = pendingSkip else { return }
-            var skipped = Skipped()
-            skipped.stream = configuration.stream
-            skipped.epoch = epoch
-            skipped.firstSeq = skip.first
-            skipped.count = skip.count
-            skipped.reason = "no-worker"
-            skipped.captureTimeUs = skip.time
-            sendControl(.skipped(skipped))
-            pendingSkip = nil
-        }
-        func sendEnd() {
-            flushSkips()
-            var end = StreamEnd()
-            end.stream = configuration.stream
-            end.epoch = epoch
-            end.nextSeq = nextSeq
-            sendControl(.end(end))
-        }
-
-        var statistics = CaptureStatistics(now: Clock.monotonicNanoseconds())
-        let statisticsInterval = UInt64(max(0, configuration.statisticsIntervalSeconds) * 1e9)
-        func helloIfDue() {
-            let now = Clock.monotonicNanoseconds()
-            try? frames.collectPending()
-            waitingWorkers.record(frames.waitingWorkers)
-            liveness.beat("\(source.description): epoch \(epoch), \(nextSeq) frames numbered")
-            cameraUp.record(1)
-            if now - lastHello > UInt64(Wire.helloIntervalMilliseconds) * 1_000_000 {
-                flushSkips()
-                hello()
-            }
-            if statisticsInterval > 0, now - statistics.windowStart >= statisticsInterval {
-                let report = statistics.report(counters: counters, now: now)
-                logger.info("capture statistics", metadata: ["stream": "\(configuration.stream)", "figures": "\(report)"])
-            }
-        }
-
         let live = source as? LiveFrameSource
-        let fps: Double? = switch configuration.pacing {
-        case .realTime: live == nil ? source.nominalFPS ?? 30 : nil
-        case .fixed(let rate): live == nil ? rate : nil
-        case .asFastAsPossible: nil
-        }
-        // A live source (camera, pipe) paces itself; with --fps max it is read only when a worker is idle, which
-        // holds a pipe's writer back instead of dropping.
-        let waitsForWorkers = configuration.pacing == .asFastAsPossible
         if live != nil, case .fixed = configuration.pacing {
             logger.warning("--fps is ignored for a live source, which sets its own pace; use --max-fps to send fewer frames")
         }
-        var rateLimit = configuration.maxFPS.map { RateLimit(maxFPS: $0) }
-        let start = Clock.monotonicNanoseconds()
-        /// A numbered frame ready to go: its parts, sequence and capture time.
-        typealias Outgoing = (parts: [[UInt8]], seq: UInt64, captureTime: Int64)
-        func markDispatched(_ frame: Outgoing, to worker: String) {
-            logger.debug("dispatched", metadata: ["seq": "\(frame.seq)", "worker": "\(worker)"])
-            flushSkips()
-            counters.add("frames_sent")
-        }
-        func dropAtSource(_ frame: Outgoing) {
-            counters.add("frames_dropped_at_source")
-            counters.add("frames_dropped_no-worker")
-            if let skip = pendingSkip, skip.first + skip.count == frame.seq {
-                pendingSkip = (skip.first, skip.count + 1, skip.time)
-            } else {
-                flushSkips()
-                pendingSkip = (frame.seq, 1, frame.captureTime)
+        let settings = configuration.coreSettings(for: source, frameEndpoint: advertised)
+        var core = Core(settings: settings, counters: counters, at: .now) { [logger, counters] identity, worker, frame in
+            guard let parts = try? FrameMessage(header: frame.header, jpeg: frame.payload).parts() else {
+                counters.add("frames_unencodable")
+                return .gone
             }
+            let outcome = router.send(parts, to: identity)
+            if case .sent = outcome { logger.debug("dispatched", metadata: ["seq": "\(frame.header.seq)", "worker": "\(worker)"]) }
+            return outcome
         }
-        /// Sends to an idle worker if there is one; never waits.
-        func offer(_ frame: Outgoing) throws -> Bool {
-            guard let worker = try frames.dispatch(frame.parts, wait: false, stop: stop) else { return false }
-            markDispatched(frame, to: worker)
-            return true
-        }
-
-        // Live pacing keeps at most one frame that no worker was free for (a leaky one-frame queue): it goes to
-        // the first worker that becomes idle before the next frame is captured, and is dropped at the source
-        // (reported to the collector) when that next frame replaces it. Latency stays under one frame interval,
-        // and a worker that finishes just after a frame arrived still gets it.
-        var held: Outgoing?
-        /// Waits for a live source's next frame, meanwhile offering the held frame. False when stopped.
-        func awaitLiveFrame(_ live: LiveFrameSource) throws -> Bool {
-            while !stop.isStopped {
-                if let frame = held, try offer(frame) { held = nil }
-                if try live.waitForFrame(timeoutMilliseconds: held == nil ? 100 : 5) { return true }
-                helloIfDue()
-            }
-            return false
-        }
-        /// A camera that disappeared: end the epoch, wait for it to come back, start a new epoch.
-        func recover(from error: FrameSourceError) throws -> Bool {
-            guard let camera = source as? V4L2Camera else { return false }
-            counters.add("camera_lost")
-            if let frame = held { dropAtSource(frame) }
-            held = nil
-            sendEnd()
-            logger.error("camera lost; retrying", metadata: ["error": "\(error)", "frames": "\(nextSeq)", "every": "\(configuration.reopenIntervalSeconds) s"])
-            cameraUp.record(0)
-            while !stop.isStopped {
-                // Beat with the bad news: /healthz stays reachable but says what is wrong.
-                liveness.beat("camera lost: \(error); retrying every \(configuration.reopenIntervalSeconds) s", healthy: false)
-                stop.sleep(seconds: configuration.reopenIntervalSeconds)
-                if stop.isStopped { return false }
-                do {
-                    try camera.reopen()
-                } catch {
-                    logger.debug("camera still gone", metadata: ["error": "\(error)"])
-                    continue
+        func perform(_ outputs: [Core.Output]) {
+            for output in outputs {
+                switch output {
+                case .control(let body): control?.send(body)
+                case .log(let level, let message, let metadata): logger.log(level: level, "\(message)", metadata: metadata)
                 }
-                epoch = max(UInt64(Clock.wallMicroseconds()), epoch + 1)
-                nextSeq = 0
-                counters.add("camera_reopened")
-                logger.notice("camera back: a new epoch begins", metadata: ["source": "\(camera.description)", "epoch": "\(epoch)"])
-                hello()
-                return true
-            }
-            return false
-        }
-
-        /// Waits until `due` (monotonic), offering the held frame to workers that free up meanwhile.
-        func waitUntil(_ due: UInt64) throws {
-            while !stop.isStopped, Clock.monotonicNanoseconds() < due {
-                let left = Double(due - min(due, Clock.monotonicNanoseconds())) / 1e9
-                if let frame = held {
-                    if try offer(frame) {
-                        held = nil
-                    } else {
-                        // No idle worker (offer drained the list): block until a Ready comes in.
-                        _ = try frames.awaitCredit(timeoutMilliseconds: min(max(Int(left * 1000), 1), 100))
-                    }
-                } else {
-                    stop.sleep(seconds: min(left, 0.1))
-                }
-                helloIfDue()
             }
         }
-
-        var firstMediaTime: Double?
-        var lastOffset = 0.0
-        var index: UInt64 = 0  // frames read (the pacing clock)
-        var numbered: UInt64 = 0  // frames numbered over all epochs (--frames)
+        /// Feeds the Readys that arrive within `milliseconds` to the core.
+        func collectReadys(waiting milliseconds: Int) throws {
+            for (identity, ready) in try router.receiveReadys(timeoutMilliseconds: milliseconds) {
+                perform(ready.map { core.ready($0, from: identity, at: .now) } ?? core.malformedReady(at: .now))
+            }
+        }
+        perform(core.start(at: .now))
         do {
-            while !stop.isStopped {
-                if let maxFrames = configuration.maxFrames, numbered >= maxFrames { break }
-                if waitsForWorkers, nextSeq > 0 || index > 0 {
-                    // Unpaced: read the next frame only once a worker is idle, so its capture time is when work
-                    // can start and nothing waits at the source.
-                    guard try frames.awaitIdleWorker(stop: stop, whileWaiting: helloIfDue) else { break }
-                }
-                helloIfDue()
-                let frame: SourceFrame
-                do {
-                    if let live, !waitsForWorkers {
-                        guard try awaitLiveFrame(live) else { break }
+            loop: while !stop.isStopped {
+                try collectReadys(waiting: 0)
+                perform(core.tick(at: .now))
+                waitingWorkers.record(core.creditsHeld)
+                liveness.beat("\(source.description): epoch \(core.epoch), \(core.nextSeq) frames numbered")
+                cameraUp.record(1)
+                switch core.next(at: .now) {
+                case .finished: break loop
+                case .wait(let until):
+                    let left = until.map { $0 - min($0, Clock.monotonicNanoseconds()) } ?? .max
+                    try collectReadys(waiting: Int(min(left / 1_000_000 + 1, 100)))
+                case .read:
+                    if let live, settings.pacing == .live, try !live.waitForFrame(timeoutMilliseconds: core.holdsFrame ? 5 : 100) { continue }
+                    do {
+                        guard let frame = try source.next() else {
+                            perform(core.sourceEnded(at: .now))
+                            continue
+                        }
+                        let orientation = UInt32((configuration.orientation ?? frame.orientation).rawValue)
+                        perform(core.frameRead(
+                            Core.ReadFrame(payload: frame.jpeg, width: frame.width, height: frame.height, orientation: orientation,
+                                captureTimeUs: frame.captureTimeUs, mediaTimeSeconds: frame.mediaTimeSeconds), at: .now))
+                    } catch let error as FrameSourceError where error.code == .deviceLost && source is V4L2Camera {
+                        perform(core.sourceLost(at: .now))
+                        guard reopen(source as! V4L2Camera, after: error, frames: core.nextSeq, stop: stop) else { break loop }
+                        perform(core.sourceBack(at: .now))
+                    } catch let error as FrameSourceError where error.code == .deviceLost {
+                        break loop
+                    } catch {
+                        counters.add("source_errors")
+                        logger.error("source failed", metadata: ["error": "\(error)"])
+                        perform(core.stop(at: .now))
+                        throw error
                     }
-                    guard let next = try source.next() else { break }
-                    frame = next
-                } catch let error as FrameSourceError where error.code == .deviceLost {
-                    guard try recover(from: error) else { break }
-                    continue
-                } catch {
-                    counters.add("source_errors")
-                    logger.error("source failed", metadata: ["error": "\(error)"])
-                    throw error
-                }
-                index += 1
-                if let fps {
-                    // Timed pacing: the frame is due at its place on the source's timeline (a video's presentation
-                    // time with --fps realtime, else its index at the rate). It was read ahead; until it is due the
-                    // held frame may still go to a worker that frees up.
-                    let useMediaTime = configuration.pacing == .realTime
-                    if firstMediaTime == nil { firstMediaTime = frame.mediaTimeSeconds }
-                    var offset = Double(index - 1) / fps
-                    if useMediaTime, let time = frame.mediaTimeSeconds, let first = firstMediaTime {
-                        offset = time - first
-                    }
-                    offset = max(offset, lastOffset)  // never back in time
-                    lastOffset = offset
-                    try waitUntil(start + UInt64(offset * 1e9))
-                    if stop.isStopped { break }
-                }
-                counters.add("frames_captured")
-                let captureTime = frame.captureTimeUs ?? Clock.wallMicroseconds()
-                if var limit = rateLimit {
-                    let keep = limit.keep(timeMicroseconds: captureTime)
-                    rateLimit = limit
-                    guard keep else {
-                        counters.add("frames_over_max_fps")
-                        continue
-                    }
-                }
-                var header = FrameHeader()
-                header.version = Wire.version
-                header.stream = configuration.stream
-                header.epoch = epoch
-                header.seq = nextSeq
-                header.captureTimeUs = captureTime
-                header.width = UInt32(frame.width)
-                header.height = UInt32(frame.height)
-                header.orientation = UInt32((configuration.orientation ?? frame.orientation).rawValue)
-                if let settings = configuration.settings { header.settings = settings }
-                if !waitsForWorkers, configuration.maxAgeMilliseconds > 0 {
-                    header.deadlineUs = header.captureTimeUs + Int64(configuration.maxAgeMilliseconds) * 1000
-                }
-                header.sentTimeUs = Clock.wallMicroseconds()
-                numbered += 1
-                let outgoing: Outgoing = (try FrameMessage(header: header, jpeg: frame.jpeg).parts(), nextSeq, header.captureTimeUs)
-                nextSeq += 1
-                if let previous = held {
-                    // One last chance for the held frame, then the newer one replaces it.
-                    if try !offer(previous) { dropAtSource(previous) }
-                    held = nil
-                }
-                if waitsForWorkers || (live == nil && outgoing.seq == 0) {
-                    // The first frame of a timed source, and every frame of an unpaced one, waits for an idle worker.
-                    guard let worker = try frames.dispatch(outgoing.parts, wait: true, stop: stop, whileWaiting: helloIfDue)
-                    else { break }
-                    markDispatched(outgoing, to: worker)
-                } else if try !offer(outgoing) {
-                    held = outgoing
-                }
-            }
-            // The source ended: the held frame may still go to a worker that frees up within one frame interval.
-            if let frame = held {
-                let deadline = Clock.monotonicNanoseconds() + UInt64(1e9 / (fps ?? 30))
-                while !stop.isStopped, Clock.monotonicNanoseconds() < deadline {
-                    if try offer(frame) {
-                        held = nil
-                        break
-                    }
-                    _ = try frames.awaitCredit(timeoutMilliseconds: 10)
                 }
             }
         } catch let error as ZMQError where error.isTerminated {
             // The context was shut down: fall through and report what was numbered.
         }
-        if let frame = held { dropAtSource(frame) }
         // Also when stopped by a signal: the collector then knows the last sequence and can finish the stream.
-        sendEnd()
-        logger.info("capture finished", metadata: ["stream": "\(configuration.stream)", "frames": "\(nextSeq)", "counters": "\(counters.summary)"])
+        perform(core.stop(at: .now))
+        logger.info("capture finished", metadata: ["stream": "\(configuration.stream)", "frames": "\(core.nextSeq)", "counters": "\(counters.summary)"])
         (source as? LatestFrameSource)?.close()
         control?.close()
-        frames.close()
+        router.close()
     }
+
+    private typealias Core = CaptureCore<[UInt8]>
+
+    /// Waits for a camera that disappeared to come back, trying every `--reopen-interval`; false when stopped first.
+    private func reopen(_ camera: V4L2Camera, after error: FrameSourceError, frames: UInt64, stop: StopToken) -> Bool {
+        let every = configuration.reopenIntervalSeconds
+        logger.error("camera lost; retrying", metadata: ["error": "\(error)", "frames": "\(frames)", "every": "\(every) s"])
+        cameraUp.record(0)
+        while !stop.isStopped {
+            // Beat with the bad news: /healthz stays reachable but says what is wrong.
+            liveness.beat("camera lost: \(error); retrying every \(every) s", healthy: false)
+            stop.sleep(seconds: every)
+            if stop.isStopped { return false }
+            do {
+                try camera.reopen()
+                return true
+            } catch {
+                logger.debug("camera still gone", metadata: ["error": "\(error)"])
+            }
+        }
+        return false
+    }
+}
+
+extension CaptureCore.Instant {
+    /// The clocks' current readings.
+    static var now: Self { Self(monotonicNs: Clock.monotonicNanoseconds(), wallUs: Clock.wallMicroseconds()) }
 }

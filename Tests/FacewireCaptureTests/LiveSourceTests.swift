@@ -87,111 +87,69 @@ struct RateLimitTests {
         // The first frame, the first after ten seconds, then the next one a period (200 ms) later.
         #expect(decisions == [true, true, false, false, true])
     }
+
+    @Test("a capture time far back (a clock set back, an odd timestamp) restarts the schedule instead of stopping it")
+    func clockGoesBack() {
+        var limit = RateLimit(maxFPS: 5)
+        let decisions = [Int64.max, 10_000_000, 10_100_000, 10_200_000, Int64.min, 0, 200_000].map { limit.keep(timeMicroseconds: $0) }
+        #expect(decisions == [true, true, false, true, true, true, true])
+    }
 }
 
-/// A source that produces a numbered frame every `interval` seconds, `count` of them.
-final class TickingSource: FrameSource {
+/// A source that produces its next frame (1, 2, ...; then the end) only when the test opens the gate, and says
+/// when it is asked for one: the test decides what the reading thread sees, without sleeps.
+final class GatedSource: FrameSource, @unchecked Sendable {
     let count: Int
-    let interval: Double
-    private(set) var produced = 0
-    var description: String { "ticking" }
-    var nominalFPS: Double? { 1 / interval }
+    let asked = DispatchSemaphore(value: 0)
+    let gate = DispatchSemaphore(value: 0)
+    private var produced = 0
+    var description: String { "gated" }
+    var nominalFPS: Double? { nil }
 
-    init(count: Int, interval: Double) {
-        self.count = count
-        self.interval = interval
-    }
+    init(count: Int) { self.count = count }
 
     func next() throws -> SourceFrame? {
+        asked.signal()
+        gate.wait()
         guard produced < count else { return nil }
-        Thread.sleep(forTimeInterval: interval)
         produced += 1
         return SourceFrame(jpeg: [UInt8(produced)], width: 1, height: 1, orientation: .up, reencoded: false)
     }
 }
 
-/// A source that hands out numbered frames only when the test lets it: ``produce(_:)`` returns once the reader
-/// holds them (it has asked for the frame after them), so what the reader may have replaced is exact.
-final class GatedSource: FrameSource, @unchecked Sendable {
-    private let condition = NSCondition()
-    private var allowed = 0
-    private var requested = 0
-    private var ended = false
-    var description: String { "gated" }
-    var nominalFPS: Double? { nil }
-
-    func next() throws -> SourceFrame? {
-        condition.withLock {
-            requested += 1
-            condition.broadcast()
-            while allowed < requested, !ended { condition.wait() }
-            guard allowed >= requested else { return nil }
-            return SourceFrame(jpeg: [UInt8(truncatingIfNeeded: requested)], width: 1, height: 1, orientation: .up, reencoded: false)
-        }
-    }
-
-    /// Lets `count` more frames out and waits until the reader has taken all of them (asked for the next).
-    func produce(_ count: Int) throws {
-        let deadline = Date().addingTimeInterval(10)
-        try condition.withLock {
-            allowed += count
-            condition.broadcast()
-            while requested <= allowed {
-                guard condition.wait(until: deadline) else { throw FrameSourceError(.readFailed, "the reader never came back") }
-            }
-        }
-    }
-
-    /// Ends the source after the frames already let out.
-    func finish() {
-        condition.withLock {
-            ended = true
-            condition.broadcast()
-        }
-    }
-}
-
 @Suite("LatestFrameSource (network streams read continuously)")
 struct LatestFrameSourceTests {
-    @Test("a slow reader gets the newest frames, in order; the replaced ones are counted; the end comes through")
+    @Test("a slow reader gets the newest frame; the replaced ones are counted; the end comes through")
     func newestFrames() throws {
         let counters = Counters()
-        let live = LatestFrameSource(wrapping: TickingSource(count: 40, interval: 0.005), counters: counters)
-        var taken: [UInt8] = []
-        while try live.waitForFrame(timeoutMilliseconds: 1000), let frame = try live.next() {
-            taken.append(frame.jpeg[0])
-            #expect(frame.captureTimeUs != nil)
-            Thread.sleep(forTimeInterval: 0.02)  // four source frames per frame taken
-        }
-        #expect(taken == taken.sorted() && Set(taken).count == taken.count, "\(taken)")
-        #expect(taken.last == 40, "the last frame is never lost: \(taken)")
-        #expect(Int(counters.value("frames_replaced_at_source")) == 40 - taken.count)
-        // How many were replaced depends on the machine's timing: printed, not asserted (replacement itself is
-        // asserted exactly by `replacement` below).
-        print("LatestFrameSource: a reader 4× slower than the source took \(taken.count) of 40 frames")
-    }
-
-    @Test("frames not taken are replaced by the newest, counted, never reordered; the end follows the last frame")
-    func replacement() throws {
-        let counters = Counters()
-        let source = GatedSource()
+        let source = GatedSource(count: 6)
         let live = LatestFrameSource(wrapping: source, counters: counters)
-        defer { live.close() }
-        // Three frames arrive before the reader looks: it gets the third, the first two were replaced.
-        try source.produce(3)
-        #expect(try live.next()?.jpeg == [3])
-        #expect(counters.value("frames_replaced_at_source") == 2)
-        // One frame, one read: nothing replaced.
-        try source.produce(1)
-        #expect(try live.next()?.jpeg == [4])
-        #expect(counters.value("frames_replaced_at_source") == 2)
-        // Two more, then the end: the newest frame still comes out before the end.
-        try source.produce(2)
-        source.finish()
+        source.asked.wait()  // the reading thread waits for the first frame
+        /// Lets the source produce `count` frames and waits until the reading thread has stored the last of them.
+        func deliver(_ count: Int) {
+            for _ in 0..<count {
+                source.gate.signal()
+                source.asked.wait()
+            }
+        }
+        var taken: [UInt8] = []
+        func take() throws {
+            #expect(try live.waitForFrame(timeoutMilliseconds: 10_000))
+            let frame = try #require(try live.next())
+            #expect(frame.captureTimeUs != nil, "stamped as it was read")
+            taken.append(frame.jpeg[0])
+        }
+        deliver(3)
+        try take()
+        deliver(1)
+        try take()
+        deliver(2)
+        try take()
+        #expect(taken == [3, 4, 6], "the newest frame each time")
+        #expect(counters.value("frames_replaced_at_source") == 3, "1, 2 and 5 were replaced before they were taken")
+        source.gate.signal()  // the end of the source
         #expect(try live.waitForFrame(timeoutMilliseconds: 10_000))
-        #expect(try live.next()?.jpeg == [6])
-        #expect(try live.next() == nil, "the end comes after the last frame")
-        #expect(counters.value("frames_replaced_at_source") == 3)
+        #expect(try live.next() == nil)
     }
 
     @Test("a source that fails passes its error on")

@@ -67,6 +67,9 @@ struct CaptureCommand: AsyncParsableCommand {
     @Option(help: "Workers drop live frames older than this many ms instead of analysing them (0: never).")
     var maxAge: Int = 2000
 
+    @Option(help: "Worker connections (detection threads) that may hold a credit at once; a Ready from one more is refused (counted as credits_refused_cap).")
+    var maxWorkers: Int = CaptureConfiguration.defaultMaxWorkers
+
     @OptionGroup(title: "Stream settings (sent with every frame; unset ones are each worker's)") var analysis: AnalysisFlags
     @OptionGroup(title: "Security (CURVE)") var curve: CurveOptions
     @OptionGroup(title: "Metrics") var metrics: MetricsOptions
@@ -83,6 +86,7 @@ struct CaptureCommand: AsyncParsableCommand {
         guard Wire.isValidStreamID(stream) else { throw ValidationError("--stream: 1-64 characters of A-Z a-z 0-9 . _ -") }
         guard (1...100).contains(jpegQuality) else { throw ValidationError("--jpeg-quality must be 1...100") }
         if let frames, frames < 1 { throw ValidationError("--frames must be at least 1") }
+        guard maxWorkers >= 1 else { throw ValidationError("--max-workers must be at least 1") }
         _ = try analysis.settings()
     }
 
@@ -111,6 +115,7 @@ struct CaptureCommand: AsyncParsableCommand {
         configuration.maxFPS = maxFps
         configuration.orientation = orientation.map { Orientation(rawValue: $0) }
         configuration.statisticsIntervalSeconds = statsInterval
+        configuration.maxWorkers = maxWorkers
         configuration.security = try curve.security(needs: collector == nil ? .allowList : .both)
         let node = try CaptureNode(configuration: configuration, logger: logger)
         let server = metrics.server(logger: logger) { node.liveness.health() }

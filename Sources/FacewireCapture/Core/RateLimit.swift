@@ -3,7 +3,8 @@
 ///
 /// Each kept frame books the next slot one period later; a frame is kept when it reaches its slot (with a tenth of a
 /// period of slack for timestamp jitter). Slots advance by exactly one period per kept frame, so the long-run rate
-/// never exceeds `maxFPS`; after a gap longer than a period the schedule restarts at the next frame.
+/// never exceeds `maxFPS`; after a gap longer than a period, or a time earlier than the last kept frame's by more than a
+/// period (the clock went back), the schedule restarts at that frame.
 public struct RateLimit: Sendable {
     public let maxFPS: Double
     private let period: Double
@@ -19,6 +20,12 @@ public struct RateLimit: Sendable {
     public mutating func keep(timeMicroseconds: Int64) -> Bool {
         let t = Double(timeMicroseconds)
         guard let slot = nextSlot else {
+            nextSlot = t + period
+            return true
+        }
+        // A frame stamped more than a period before the last kept one: the clock went back (a wall clock set back, a
+        // source with odd timestamps). The schedule restarts, so one odd time cannot stop the stream for good.
+        if t <= slot - 2 * period {
             nextSlot = t + period
             return true
         }

@@ -1,0 +1,24 @@
+import FacewireRuntime
+
+extension CaptureConfiguration {
+    /// The decisions' settings (``CaptureCore``) for this configuration, reading `source` and announcing
+    /// `frameEndpoint`. A live source (camera, pipe) paces itself whatever `--fps` says, unless `--fps max`.
+    func coreSettings(for source: any FrameSource, frameEndpoint: String) -> CaptureCore<[UInt8]>.Settings {
+        let pacing: CaptureCore<[UInt8]>.Pacing = switch pacing {
+        case .asFastAsPossible: .unpaced
+        case _ where source is LiveFrameSource: .live
+        case .realTime: .timed(fps: source.nominalFPS ?? 30, followsMediaTime: true)
+        case .fixed(let rate): .timed(fps: rate, followsMediaTime: false)
+        }
+        var settings = CaptureCore<[UInt8]>.Settings(
+            stream: stream, nodeID: defaultNodeID(), frameEndpoint: frameEndpoint, epoch: epoch, pacing: pacing)
+        settings.curvePublicKey = security?.keyPair.publicKey ?? ""
+        settings.maxFPS = maxFPS
+        settings.maxFrames = maxFrames
+        settings.maxAgeMilliseconds = maxAgeMilliseconds
+        settings.detection = self.settings
+        settings.maxWorkers = maxWorkers
+        settings.statisticsIntervalNs = CaptureCore<[UInt8]>.nanoseconds(statisticsIntervalSeconds)
+        return settings
+    }
+}

@@ -1,0 +1,142 @@
+import FacewireProtocol
+import FacewireRuntime
+import Testing
+
+@testable import FacewireCapture
+
+/// A small seeded generator (SplitMix64), so a failing run can be replayed from its seed.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+@Suite("CaptureCore: properties over random inputs")
+struct CaptureCorePropertyTests {
+    static let pacings: [CaptureRig.Core.Pacing] = [.live, .timed(fps: 30, followsMediaTime: false), .timed(fps: 5, followsMediaTime: true), .unpaced]
+
+    @Test("every seq is sent or reported skipped exactly once, gap-free per epoch; no frame without a live credit",
+          arguments: 0..<40)
+    func invariants(seed: UInt64) {
+        var random = SplitMix64(state: seed)
+        let pacing = Self.pacings[Int(seed) % Self.pacings.count]
+        var rig = CaptureRig(pacing) {
+            $0.maxWorkers = 4
+            $0.maxFPS = seed % 5 == 0 ? 20 : nil
+            $0.maxFrames = seed % 7 == 0 ? 50 : nil
+        }
+        // A model of the credits the core may use: identity → when it last said Ready, while it holds a credit.
+        let identities = ["a", "b", "c", "d", "e", "f"]
+        final class Model {
+            var credit: [String: UInt64] = [:]
+            var nowNs: UInt64 = 0
+            var violations: [String] = []
+        }
+        let model = Model()
+        rig.link.check = { identity, header in
+            guard let renewed = model.credit.removeValue(forKey: identity), model.nowNs - renewed <= 3_000_000_000 else {
+                model.violations.append("seq \(header.seq) of epoch \(header.epoch) to \(identity) without a live credit")
+                return
+            }
+        }
+        var lost = false
+        var media = 0.0
+        for _ in 0..<400 {
+            model.nowNs = rig.clockNs
+            switch random.next() % 10 {
+            case 0, 1, 2:
+                if random.next() % 12 == 0 {
+                    // Hostile Readys: unusable identities, wrong versions, a very long worker id. None may grant a credit.
+                    var ready = Ready(worker: String(repeating: "x", count: Int(random.next() % 5000)))
+                    let identity: [UInt8]
+                    switch random.next() % 3 {
+                    case 0: identity = []
+                    case 1: identity = [UInt8](repeating: 1, count: 256 + Int(random.next() % 100))
+                    default: identity = Array("h".utf8)  // usable, but the version is wrong
+                    }
+                    if identity.count == 1 || random.next() % 2 == 0 { ready.version = UInt32(truncatingIfNeeded: random.next()) | 2 }
+                    rig.outputs += rig.core.ready(ready, from: identity, at: rig.now)
+                    continue
+                }
+                let identity = identities[Int(random.next() % UInt64(identities.count))]
+                if random.next() % 8 == 0 { rig.link.failures[identity] = random.next() % 2 == 0 ? .gone : .full }
+                else { rig.link.failures[identity] = nil }
+                let refusedBefore = rig.counters.value("credits_refused_cap")
+                // Recorded before the call: a held frame may go out inside it.
+                let previous = model.credit[identity]
+                model.credit[identity] = rig.clockNs
+                rig.ready(identity)
+                if rig.counters.value("credits_refused_cap") > refusedBefore { model.credit[identity] = previous }
+            case 3, 4, 5:
+                guard rig.next == .read, !lost else { continue }
+                if random.next() % 40 == 0, rig.core.numbered > 20 {
+                    rig.ended()
+                } else {
+                    media += Double(random.next() % 300) / 1000
+                    if random.next() % 10 == 0 {
+                        // A source with odd times: every capture time at its extremes, presentation times that jump.
+                        let times: [Int64?] = [Int64.min, Int64.max, 0, -1, nil]
+                        let medias: [Double?] = [-1e300, 1e300, .nan, .infinity, -0.0, nil]
+                        rig.outputs += rig.core.frameRead(
+                            CaptureRig.Core.ReadFrame(
+                                payload: -1, width: Int.max, height: -5, orientation: UInt32.max,
+                                captureTimeUs: times[Int(random.next() % UInt64(times.count))],
+                                mediaTimeSeconds: medias[Int(random.next() % UInt64(medias.count))]),
+                            at: rig.now)
+                    } else {
+                        rig.read(Int(rig.clockNs % 1000), media: media)
+                    }
+                }
+            case 6, 7:
+                rig.advance(ms: random.next() % 200)
+                model.nowNs = rig.clockNs
+                rig.tick()
+            case 8:
+                rig.advance(ms: random.next() % 4000)
+                model.nowNs = rig.clockNs
+                rig.tick()
+            default:
+                guard pacing == .live else { continue }
+                if lost {
+                    rig.outputs += rig.core.sourceBack(at: rig.now)
+                } else {
+                    rig.outputs += rig.core.sourceLost(at: rig.now)
+                }
+                lost.toggle()
+            }
+        }
+        model.nowNs = rig.clockNs
+        rig.stop()
+
+        #expect(rig.core.numbered > 0 && !rig.link.sent.isEmpty, "seed \(seed): the run exercised nothing")
+        #expect(model.violations.isEmpty, "seed \(seed): \(model.violations.prefix(3))")
+        // Per epoch: what was sent and what was skipped.
+        var covered: [UInt64: [UInt64]] = [:]
+        for sent in rig.link.sent { covered[sent.header.epoch, default: []].append(sent.header.seq) }
+        var ends: [UInt64: [UInt64]] = [:]
+        for output in rig.outputs {
+            guard case .control(let body) = output else { continue }
+            switch body {
+            case .skipped(let skipped):
+                #expect(skipped.count > 0)
+                covered[skipped.epoch, default: []] += Array(skipped.firstSeq..<(skipped.firstSeq + skipped.count))
+            case .end(let end): ends[end.epoch, default: []].append(end.nextSeq)
+            default: break
+            }
+        }
+        for (epoch, seqs) in covered {
+            #expect(ends[epoch]?.count == 1, "seed \(seed): epoch \(epoch) ends once, got \(ends[epoch] ?? [])")
+            let next = ends[epoch]?.first ?? 0
+            #expect(seqs.sorted() == Array(0..<next), "seed \(seed): epoch \(epoch) covers 0..<\(next) exactly once")
+        }
+        for (epoch, values) in ends where covered[epoch] == nil {
+            #expect(values == [0], "seed \(seed): an epoch with no frames ends at 0")
+        }
+        #expect(rig.next == .finished)
+    }
+}

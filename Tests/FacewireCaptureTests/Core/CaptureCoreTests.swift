@@ -1,0 +1,309 @@
+import FacewireProtocol
+import FacewireRuntime
+import Testing
+
+@testable import FacewireCapture
+
+@Suite("CaptureCore: pacing")
+struct CaptureCorePacingTests {
+    @Test("fixed rate: seq 0 waits for a worker, the timeline starts when it is sent, later frames are due at index / fps")
+    func fixedRate() {
+        var rig = CaptureRig(.timed(fps: 10, followsMediaTime: false))
+        #expect(rig.next == .read)
+        rig.read(0)
+        #expect(rig.next == .wait(untilNs: nil), "seq 0 waits for a credit")
+        rig.advance(ms: 5000)
+        rig.tick()
+        #expect(rig.sent.isEmpty)
+        rig.ready("a")
+        #expect(rig.sent == ["0→a"])
+        let started = rig.clockNs
+        #expect(rig.next == .read)
+        rig.read(1)
+        #expect(rig.next == .wait(untilNs: started + 100_000_000), "the pacing clock restarted when seq 0 went out")
+        rig.ready("b")
+        rig.advance(ms: 99)
+        rig.tick()
+        #expect(rig.sent == ["0→a"], "not due yet")
+        rig.advance(ms: 1)
+        rig.tick()
+        #expect(rig.sent == ["0→a", "1→b"])
+        #expect(rig.link.sent[1].header.captureTimeUs == rig.now.wallUs, "stamped when numbered")
+        #expect(rig.link.sent[1].header.deadlineUs == rig.now.wallUs + 2_000_000, "live frames carry --max-age")
+    }
+
+    @Test("real time: frames are due at their presentation times, never back in time")
+    func presentationTimes() {
+        var rig = CaptureRig(.timed(fps: 30, followsMediaTime: true))
+        rig.ready("a")
+        rig.read(0, media: 7.0)
+        #expect(rig.sent == ["0→a"])
+        let start = rig.clockNs
+        rig.read(1, media: 7.5)
+        #expect(rig.next == .wait(untilNs: start + 500_000_000))
+        rig.advance(ms: 500)
+        rig.tick()
+        rig.read(2, media: 7.2)  // earlier than the last: due at once
+        #expect(rig.next == .read)
+        rig.read(3, media: .nan)  // nonsense: due at once, no trap
+        rig.read(4, media: 1e300)
+        #expect(rig.next != .read, "a frame far in the future waits (its due time is clamped, no trap)")
+        #expect(rig.core.nextSeq == 4)
+    }
+
+    @Test("unpaced: read only when a worker holds a credit, nothing dropped, no deadline")
+    func unpaced() {
+        var rig = CaptureRig(.unpaced)
+        #expect(rig.next == .read, "the first frame is read before any worker")
+        rig.read(0)
+        #expect(rig.next == .wait(untilNs: nil))
+        rig.advance(ms: 3000)
+        rig.ready("a")
+        #expect(rig.sent == ["0→a"])
+        #expect(rig.link.sent[0].header.captureTimeUs == CaptureRig.startWallUs, "capture time: when it was read")
+        #expect(rig.link.sent[0].header.deadlineUs == 0)
+        #expect(rig.next == .wait(untilNs: nil), "no credit, no read")
+        rig.ready("b")
+        #expect(rig.next == .read)
+        rig.read(1)
+        #expect(rig.sent == ["0→a", "1→b"])
+        #expect(rig.counters.value("frames_dropped_at_source") == 0)
+    }
+
+    @Test("--max-fps: frames above the rate are not numbered")
+    func maxFPS() {
+        var rig = CaptureRig(.live) { $0.maxFPS = 10 }
+        for index in 0..<30 {
+            rig.read(index)
+            rig.advance(ms: 33)
+        }
+        #expect(rig.core.nextSeq == 10)
+        #expect(rig.counters.value("frames_over_max_fps") == 20)
+    }
+
+    @Test("--frames: the stream ends after that many frames, StreamEnd has next_seq")
+    func maxFrames() {
+        var rig = CaptureRig(.unpaced) { $0.maxFrames = 2 }
+        rig.ready("a")
+        rig.read(0)
+        rig.ready("a")
+        rig.read(1)
+        #expect(rig.next == .finished)
+        #expect(rig.reports == ["end 42/2"])
+    }
+}
+
+@Suite("CaptureCore: the held frame and skip runs")
+struct CaptureCoreHeldFrameTests {
+    @Test("a frame no worker waits for is held and goes to the first worker that says Ready")
+    func heldGoesToFirstIdle() {
+        var rig = CaptureRig(.live)
+        rig.read(0)
+        #expect(rig.sent.isEmpty && rig.core.holdsFrame)
+        rig.ready("a")
+        #expect(rig.sent == ["0→a"])
+        #expect(!rig.core.holdsFrame)
+        #expect(rig.reports.isEmpty)
+    }
+
+    @Test("the next frame replaces the held one, which is dropped at the source and reported as a skip")
+    func heldReplaced() {
+        var rig = CaptureRig(.live)
+        rig.read(0)
+        rig.read(1)
+        #expect(rig.counters.value("frames_dropped_at_source") == 1)
+        #expect(rig.counters.value("frames_dropped_no-worker") == 1)
+        #expect(rig.reports.isEmpty, "the run is reported later")
+        rig.ready("a")
+        #expect(rig.sent == ["1→a"])
+        #expect(rig.reports == ["skip 42/0+1"], "flushed right after the next frame that went out")
+    }
+
+    @Test("consecutive drops make one run; a run is flushed before a hello and before the end")
+    func runs() {
+        var rig = CaptureRig(.live)
+        for index in 0..<5 { rig.read(index) }  // 0...3 dropped, 4 held
+        #expect(rig.reports.isEmpty)
+        rig.advance(ms: 1000)
+        rig.tick()
+        #expect(rig.controls == ["hello 42/0", "skip 42/0+4", "hello 42/5"], "the run goes before the hello")
+        rig.read(5)  // 4 dropped
+        rig.ended()
+        #expect(rig.next != .finished, "the held frame may still go within one interval")
+        rig.advance(ms: 34)
+        rig.tick()
+        #expect(rig.reports == ["skip 42/0+4", "skip 42/4+2", "end 42/6"])
+        #expect(rig.next == .finished)
+    }
+
+    @Test("at the end of the source the held frame still goes to a worker that frees up within one interval")
+    func endGrace() {
+        var rig = CaptureRig(.timed(fps: 10, followsMediaTime: false))
+        rig.ready("a")
+        rig.read(0)
+        rig.advance(ms: 100)
+        rig.read(1)
+        rig.ended()
+        #expect(rig.next == .wait(untilNs: rig.clockNs + 100_000_000))
+        rig.advance(ms: 50)
+        rig.ready("b")
+        #expect(rig.sent == ["0→a", "1→b"])
+        #expect(rig.reports == ["end 42/2"])
+        #expect(rig.next == .finished)
+    }
+
+    @Test("stopped while a frame waits for a worker: it is reported skipped, then the end")
+    func stopWithWaitingFrame() {
+        var rig = CaptureRig(.unpaced)
+        rig.read(0)
+        rig.stop()
+        #expect(rig.reports == ["skip 42/0+1", "end 42/1"])
+        #expect(rig.next == .finished)
+    }
+}
+
+@Suite("CaptureCore: credits")
+struct CaptureCoreCreditTests {
+    @Test("oldest credit first; a repeated Ready renews the expiry and keeps its place in line")
+    func renewalKeepsPlace() {
+        var rig = CaptureRig(.live)
+        rig.ready("a")
+        rig.advance(ms: 10)
+        rig.ready("b")
+        rig.advance(ms: 2500)
+        rig.ready("a")  // renewed, still first in line
+        rig.advance(ms: 2000)  // b's credit is 4.5 s old: expired; a's 2 s: live
+        rig.read(0)
+        rig.read(1)
+        #expect(rig.sent == ["0→a"])
+        #expect(rig.core.holdsFrame)
+        #expect(rig.counters.value("credits_expired") == 1)
+    }
+
+    @Test("a credit not renewed for 3 s is not used, and expired credits are removed on a tick")
+    func expiry() {
+        var rig = CaptureRig(.live)
+        rig.ready("a")
+        rig.advance(ms: 3000)
+        #expect(rig.core.waitingWorkers(at: rig.now) == 1, "3 s exactly: still live")
+        rig.advance(ms: 1)
+        #expect(rig.core.waitingWorkers(at: rig.now) == 0)
+        rig.tick()
+        #expect(rig.counters.value("credits_expired") == 1)
+        rig.read(0)
+        #expect(rig.sent.isEmpty)
+    }
+
+    @Test("a failed send consumes the credit and the next one is tried")
+    func failedSends() {
+        var rig = CaptureRig(.live)
+        rig.link.failures = ["a": .gone, "b": .full]
+        rig.ready("a")
+        rig.ready("b")
+        rig.ready("c")
+        rig.read(0)
+        #expect(rig.sent == ["0→c"])
+        #expect(rig.counters.value("worker_gone") == 1 && rig.counters.value("worker_full") == 1)
+        #expect(rig.counters.value("frames_sent") == 1)
+    }
+
+    @Test("--max-workers: a Ready beyond the cap is refused, counted, and logged once per interval")
+    func cap() {
+        var rig = CaptureRig(.live) { $0.maxWorkers = 2 }
+        rig.ready("a")
+        rig.ready("b")
+        rig.ready("c")
+        rig.ready("d")
+        #expect(rig.counters.value("credits_refused_cap") == 2)
+        #expect(rig.warnings.count == 1)
+        rig.ready("a")  // a renewal is not refused
+        #expect(rig.counters.value("credits_refused_cap") == 2)
+        rig.advance(ms: 5000)
+        rig.ready("e")
+        #expect(rig.warnings.count == 2)
+        rig.ready("a")
+        rig.ready("b")
+        rig.read(0)
+        rig.read(1)
+        #expect(rig.sent == ["0→a", "1→b"])
+    }
+
+    @Test("Ready values are bounded: version, routing identity, worker id of any length")
+    func readyBounds() {
+        var rig = CaptureRig(.live)
+        var wrongVersion = Ready(worker: "w")
+        wrongVersion.version = 2
+        rig.outputs += rig.core.ready(wrongVersion, from: Array("x".utf8), at: rig.now)
+        rig.outputs += rig.core.ready(Ready(worker: "w"), from: [], at: rig.now)
+        rig.outputs += rig.core.ready(Ready(worker: "w"), from: Array(repeating: 7, count: 256), at: rig.now)
+        rig.outputs += rig.core.malformedReady(at: rig.now)
+        #expect(rig.counters.value("ready_malformed") == 2)
+        #expect(rig.counters.value("ready_refused_identity") == 2)
+        #expect(rig.core.waitingWorkers(at: rig.now) == 0)
+        rig.ready("a", worker: String(repeating: "é", count: 100_000))
+        #expect(rig.counters.value("ready_worker_id_truncated") == 1)
+        rig.read(0)
+        #expect(rig.sent == ["0→a"])
+        #expect(rig.link.sent[0].worker.utf8.count <= CaptureRig.Core.maxWorkerIDBytes)
+    }
+}
+
+@Suite("CaptureCore: epochs and hellos")
+struct CaptureCoreEpochTests {
+    @Test("a lost camera ends the epoch (held frame reported); when it is back a new, greater epoch starts at seq 0")
+    func cameraLoss() {
+        var rig = CaptureRig(.live)
+        rig.ready("a")
+        rig.read(0)
+        rig.read(1)  // held
+        rig.outputs += rig.core.sourceLost(at: rig.now)
+        #expect(rig.reports == ["skip 42/1+1", "end 42/2"])
+        #expect(rig.counters.value("camera_lost") == 1)
+        rig.advance(ms: 5000)
+        rig.tick()
+        #expect(rig.controls.filter { $0.hasPrefix("hello") }.count == 1, "no hellos for an ended epoch")
+        rig.outputs += rig.core.sourceBack(at: rig.now)
+        let epoch = rig.core.epoch
+        #expect(epoch == UInt64(rig.now.wallUs) && epoch > CaptureRig.epoch)
+        #expect(rig.controls.last == "hello \(epoch)/0")
+        rig.ready("a")
+        rig.read(2)
+        #expect(rig.link.sent.last?.header.epoch == epoch)
+        #expect(rig.link.sent.last?.header.seq == 0)
+        rig.stop()
+        #expect(rig.reports.last == "end \(epoch)/1")
+        #expect(rig.reports.filter { $0.hasPrefix("end") }.count == 2, "one StreamEnd per epoch")
+    }
+
+    @Test("a new epoch is greater than the last even with a wall clock behind it")
+    func epochAfterClock() {
+        let ahead = UInt64(CaptureRig.startWallUs) + 1_000_000_000
+        var rig = CaptureRig(.live) { $0.epoch = ahead }
+        rig.outputs += rig.core.sourceLost(at: rig.now)
+        rig.outputs += rig.core.sourceBack(at: rig.now)
+        #expect(rig.core.epoch == ahead + 1)
+        #expect(rig.next == .read)
+    }
+
+    @Test("after epoch 2^64-1 there is no greater one: the camera coming back ends the node instead of reusing it")
+    func lastEpoch() {
+        var rig = CaptureRig(.live) { $0.epoch = UInt64.max }
+        rig.outputs += rig.core.sourceLost(at: rig.now)
+        rig.outputs += rig.core.sourceBack(at: rig.now)
+        #expect(rig.core.epoch == UInt64.max)
+        #expect(rig.next == .finished)
+        #expect(rig.reports == ["end \(UInt64.max)/0"], "one StreamEnd for the epoch")
+    }
+
+    @Test("hellos keep coming every second while a frame waits for a credit, after the pending skips")
+    func hellosWhileWaiting() {
+        var rig = CaptureRig(.timed(fps: 25, followsMediaTime: false))
+        rig.read(0)
+        for _ in 0..<5 {
+            rig.advance(ms: 500)
+            rig.tick()
+        }
+        #expect(rig.next == .wait(untilNs: nil))
+        #expect(rig.controls == ["hello 42/0", "hello 42/1", "hello 42/1"])
+    }
+}
