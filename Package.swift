@@ -16,6 +16,8 @@ let package = Package(
         .executable(name: "facewire", targets: ["facewire"]),
         // The parsers the fuzz package (fuzz/) feeds; a library so the main build and tests compile it too.
         .library(name: "FacewireFuzzing", targets: ["FacewireFuzzing"]),
+        // The capture node's core, for the structure-aware fuzz target in fuzz/ (CaptureCoreDriver).
+        .library(name: "FacewireCapture", targets: ["FacewireCapture"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

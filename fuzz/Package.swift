@@ -1,10 +1,11 @@
 // swift-tools-version:6.0
-// Coverage-guided fuzzing of what a node validates before it trusts a message: the frame header and the
-// control/stream envelopes (protobuf decoding and the protocol's checks), JPEG headers (dimensions before any
-// pixel is allocated) and the MJPEG marker walk. A separate package, so the main build never needs libFuzzer.
+// Coverage-guided fuzzing of what a node does with network input. `parsers`: the frame header and the control and
+// stream envelopes (protobuf decoding and the protocol's checks), JPEG headers (dimensions before any pixel is
+// allocated) and the MJPEG marker walk. `worker`, `collector`, `capture`: structure-aware, the bytes become
+// sequences of valid messages with hostile values driven through a node's pure core. A separate package, so the
+// main build never needs libFuzzer.
 //
-//   scripts/fuzz.sh [SECONDS]      builds with -sanitize=fuzzer,address and runs on a corpus seeded from
-//                                  protocol/vectors and a few JPEGs
+//   scripts/fuzz.sh [SECONDS] [TARGET]     builds with -sanitize=fuzzer,address and runs the target on its corpus
 import Foundation
 import PackageDescription
 
@@ -15,22 +16,14 @@ let package = Package(
     name: "facewire-fuzz",
     dependencies: [.package(path: repository.path)],
     targets: [
-        // Bytes to the parsers.
+        // One executable; FACEWIRE_FUZZ_TARGET picks the target (parsers, worker, collector, capture).
         .executableTarget(
             name: "FacewireFuzz",
-            dependencies: [.product(name: "FacewireFuzzing", package: repository.lastPathComponent)],
+            dependencies: [
+                .product(name: "FacewireFuzzing", package: repository.lastPathComponent),
+                .product(name: "FacewireCapture", package: repository.lastPathComponent),
+            ],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
-        ),
-        // Structure-aware: sequences of valid messages with hostile values, driven through a node's pure core.
-        .executableTarget(
-            name: "FacewireFuzzWorker",
-            dependencies: [.product(name: "FacewireFuzzing", package: repository.lastPathComponent)],
-            swiftSettings: [.unsafeFlags(["-parse-as-library"])]
-        ),
-        .executableTarget(
-            name: "FacewireFuzzCollector",
-            dependencies: [.product(name: "FacewireFuzzing", package: repository.lastPathComponent)],
-            swiftSettings: [.unsafeFlags(["-parse-as-library"])]
-        ),
+        )
     ]
 )

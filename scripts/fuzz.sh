@@ -15,12 +15,10 @@ cd "$(dirname "$0")/.."
 seconds=${1:-600}
 target=${2:-parsers}
 case "$target" in
-    parsers) product=FacewireFuzz ;;
-    worker) product=FacewireFuzzWorker ;;
-    collector) product=FacewireFuzzCollector ;;
-    capture) product=FacewireFuzzCapture ;;
+    parsers | worker | collector | capture) ;;
     *) echo "unknown target '$target': parsers, worker, collector or capture" >&2; exit 2 ;;
 esac
+product=FacewireFuzz
 command -v swift >/dev/null || export PATH=/opt/swift/usr/bin:$PATH
 swift build --package-path fuzz --scratch-path .build-fuzz -c debug --product "$product" \
     -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library >&2
@@ -43,4 +41,4 @@ elif [ -z "$(ls -A "$corpus")" ]; then
 fi
 binary=$(swift build --package-path fuzz --scratch-path .build-fuzz -c debug --show-bin-path)/$product
 max_len=4096; [ "$target" = parsers ] && max_len=65536
-"$binary" -max_total_time="$seconds" -max_len=$max_len -print_final_stats=1 "$corpus"
+FACEWIRE_FUZZ_TARGET=$target "$binary" -max_total_time="$seconds" -max_len=$max_len -print_final_stats=1 "$corpus"

@@ -1,10 +1,25 @@
+import FacewireCapture
 import FacewireFuzzing
+import Foundation
 
-/// libFuzzer's entry point: one input, any bytes; see ``FuzzTargets/run(_:)``.
+/// The target this process fuzzes, from `FACEWIRE_FUZZ_TARGET` (scripts/fuzz.sh sets it): `parsers` (the default:
+/// bytes to the parsers, ``FuzzTargets``), or a structure-aware target that turns the bytes into a sequence of valid
+/// messages with hostile values and drives a node's pure core: `worker` (``WorkerFrameTarget``), `collector`
+/// (``CollectorCoreTarget``) or `capture` (``CaptureCoreDriver``).
+let target: @Sendable (UnsafeBufferPointer<UInt8>) -> Void = {
+    switch ProcessInfo.processInfo.environment["FACEWIRE_FUZZ_TARGET"] ?? "parsers" {
+    case "worker": return { WorkerFrameTarget.run(Array($0)) }
+    case "collector": return { CollectorCoreTarget.run(Array($0)) }
+    case "capture": return { _ = CaptureCoreDriver.run(Array($0)) }
+    default: return { FuzzTargets.run($0) }
+    }
+}()
+
+/// libFuzzer's entry point: one input, any bytes.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     guard let data else { return 0 }
-    FuzzTargets.run(UnsafeBufferPointer(start: data, count: size))
+    target(UnsafeBufferPointer(start: data, count: size))
     return 0
 }
 
