@@ -449,11 +449,31 @@ public struct CaptureCore<Payload> {
 
     /// Offers the waiting or held frame to the credits there are.
     private mutating func sendPending(at now: Instant, into outputs: inout [Output]) {
-        if let frame = waiting, send(frame, at: now, into: &outputs) {
-            waiting = nil
-            if frame.header.seq == 0, case .timed = settings.pacing { timelineStartNs = now.monotonicNs }  // the timeline starts now
+        if var frame = waiting {
+            // Seq 0 of a file starts the timeline when it is sent: it becomes due (and is stamped) now, not when it was
+            // read before the wait for the first worker; --max-fps books its schedule from here too.
+            let startsTimeline = frame.header.seq == 0 && { if case .timed = settings.pacing { true } else { false } }()
+            if startsTimeline { restamp(&frame.header, at: now) }
+            if send(frame, at: now, into: &outputs) {
+                waiting = nil
+                if startsTimeline { timelineStartNs = now.monotonicNs }  // the timeline starts now
+            }
         }
         if let frame = held, send(frame, at: now, into: &outputs) { held = nil }
+    }
+
+    /// Stamps a frame that waited for its first worker with the time it goes out (a file's frames are stamped when they
+    /// are due), with its deadline, and restarts the --max-fps schedule from it.
+    private mutating func restamp(_ header: inout FrameHeader, at now: Instant) {
+        header.captureTimeUs = now.wallUs
+        if header.deadlineUs != 0 {
+            header.deadlineUs = now.wallUs.addingClamped(Int64(clamping: settings.maxAgeMilliseconds).multipliedClamped(by: 1000))
+        }
+        if let maxFPS = rateLimit?.maxFPS {
+            var limit = RateLimit(maxFPS: maxFPS)
+            _ = limit.keep(timeMicroseconds: now.wallUs)
+            rateLimit = limit
+        }
     }
 
     /// A numbered frame no worker took: counted, and added to the run of skips to report (a new run if it does not

@@ -81,6 +81,26 @@ struct CaptureCorePacingTests {
         #expect(rig.counters.value("frames_over_max_fps") == 20)
     }
 
+    @Test("seq 0 of a file that waited for its first worker is stamped when it goes out; --max-fps books from there")
+    func firstFrameStampedWhenSent() {
+        var rig = CaptureRig(.timed(fps: 30, followsMediaTime: false)) { $0.maxFPS = 5 }
+        rig.read(0)
+        rig.advance(ms: 900)  // the first worker is still loading its model
+        rig.ready("a")
+        #expect(rig.link.sent.first?.header.captureTimeUs == rig.now.wallUs, "stamped when the timeline starts")
+        // The following frames are due every 33 ms from here; --max-fps 5 keeps every sixth, 200 ms apart, the first of
+        // them 200 ms after seq 0 (before the fix seq 0 carried its read time, 900 ms earlier, and the gap was 1.1 s).
+        for index in 1...12 {
+            rig.ready("w\(index)")
+            rig.read(index)
+            rig.advance(ms: 34)
+            rig.tick()
+        }
+        let times = rig.link.sent.map(\.header.captureTimeUs)
+        #expect(times.count == 3, "\(times)")
+        #expect(zip(times, times.dropFirst()).allSatisfy { abs(Double($1 - $0) / 1000 - 200) <= 40 }, "\(times)")
+    }
+
     @Test("--frames: the stream ends after that many frames, StreamEnd has next_seq")
     func maxFrames() {
         var rig = CaptureRig(.unpaced) { $0.maxFrames = 2 }
