@@ -2,13 +2,13 @@ import FacewireRuntime
 import Foundation
 import Testing
 
-/// A plain HTTP GET on loopback: the status code and the body. Gives up after `timeout` seconds without data.
-func httpGet(port: Int, path: String, timeout seconds: Int = 5) throws -> (status: Int, body: String) {
+/// A TCP socket connecting to 127.0.0.1:`port`. `configure` runs on it before `connect` (options such as the receive
+/// buffer take effect only then; `O_NONBLOCK` makes the connect return at once). Returns the descriptor and what
+/// `connect` returned (0, or −1 with `errno`).
+func loopbackSocket(port: Int, configure: (Int32) -> Void = { _ in }) throws -> (fd: Int32, connected: Int32) {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw HarnessError("socket: \(errno)") }
-    defer { close(fd) }
-    var timeout = timeval(tv_sec: seconds, tv_usec: 0)
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    configure(fd)
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_port = in_port_t(UInt16(port)).bigEndian
@@ -16,6 +16,16 @@ func httpGet(port: Int, path: String, timeout seconds: Int = 5) throws -> (statu
     let connected = withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
     }
+    return (fd, connected)
+}
+
+/// A plain HTTP GET on loopback: the status code and the body. Gives up after `timeout` seconds without data.
+func httpGet(port: Int, path: String, timeout seconds: Int = 5) throws -> (status: Int, body: String) {
+    let (fd, connected) = try loopbackSocket(port: port) { fd in
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+    defer { close(fd) }
     guard connected == 0 else { throw HarnessError("cannot connect to 127.0.0.1:\(port)") }
     let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
     while request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) < 0, errno == EINTR {}

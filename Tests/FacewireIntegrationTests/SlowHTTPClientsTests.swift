@@ -27,18 +27,8 @@ final class SlowHTTPClients: @unchecked Sendable {
     var closedCount: Int { lock.withLock { closedByServer } }
 
     private func open(index: Int) throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw HarnessError("socket: \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port)).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let flags = fcntl(fd, F_GETFL)
-        _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
         // Non-blocking: a server that no longer accepts must not hang the test here.
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
+        let (fd, _) = try loopbackSocket(port: port) { _ = fcntl($0, F_SETFL, fcntl($0, F_GETFL) | O_NONBLOCK) }
         if index % 2 == 0 {
             var writable = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
             if poll(&writable, 1, 2000) > 0 {
@@ -136,14 +126,7 @@ extension IntegrationTests {
             var silent: [Int32] = []
             defer { silent.forEach { close($0) } }
             for _ in 0..<10 {
-                let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-                var address = sockaddr_in()
-                address.sin_family = sa_family_t(AF_INET)
-                address.sin_port = in_port_t(UInt16(ports[2])).bigEndian
-                address.sin_addr.s_addr = inet_addr("127.0.0.1")
-                let connected = withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-                }
+                let (fd, connected) = try loopbackSocket(port: ports[2])
                 #expect(connected == 0)
                 silent.append(fd)
             }
@@ -167,18 +150,11 @@ extension IntegrationTests {
                 control: "tcp://127.0.0.1:\(ports[0])", publish: "tcp://127.0.0.1:\(ports[1])",
                 ["--metrics-port", String(ports[2]), "--metrics-host", "127.0.0.1", "--metrics-timeout", "2"])
             try await collector.waitForLine(containing: "metrics serving")
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            #expect(fd >= 0)
-            defer { close(fd) }
-            var small: Int32 = 4096
-            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(ports[2])).bigEndian
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            let (fd, connected) = try loopbackSocket(port: ports[2]) { fd in
+                var small: Int32 = 4096
+                setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
             }
+            defer { close(fd) }
             #expect(connected == 0)
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             // Requests until the socket takes no more for a while: the server is then stuck writing answers nobody reads.
