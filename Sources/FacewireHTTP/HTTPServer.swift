@@ -1,6 +1,7 @@
 import FacewireRuntime
 import Hummingbird
 import Logging
+import NIOCore
 import ServiceLifecycle
 
 /// The one HTTP server of a node (`--metrics-port`): Hummingbird 2 on SwiftNIO, run as a `Service` in the node's
@@ -69,14 +70,12 @@ public struct HTTPServer: Service, CustomStringConvertible {
         let router = Routes(options: [.autoGenerateHeadEndpoints])
         mount(router)
         let cap = ConnectionCap(limit: configuration.maxConnections, logger: logger)
-        let (seconds, attoseconds) = configuration.timeout.components
-        let product = max(0, seconds).multipliedReportingOverflow(by: 1_000_000_000)
-        let nanoseconds = product.overflow ? Int64.max : product.partialValue.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
+        let timeout = TimeAmount(configuration.timeout)  // clamped to TimeAmount's range
         application = Application(
             router: router,
             server: .http1(configuration: .init(
-                additionalChannelHandlers: [ResponseDeadlineHandler(deadline: .nanoseconds(nanoseconds))],
-                idleTimeout: .nanoseconds(nanoseconds))),
+                additionalChannelHandlers: [ResponseDeadlineHandler(deadline: timeout)],
+                idleTimeout: timeout)),
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), backlog: configuration.backlog,
                 availableConnectionsDelegate: cap),

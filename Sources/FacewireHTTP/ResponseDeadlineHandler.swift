@@ -1,10 +1,12 @@
 import NIOCore
 import NIOHTTPTypes
 
-/// Closes a connection whose request has not been answered — the response handed to the kernel in full — within
-/// `deadline` of its head arriving. Hummingbird's idle timeout deliberately spares a connection with a request in
-/// progress; this covers the rest: a client that never reads its response (or pipelines requests without reading)
-/// would otherwise hold its connection, and a place under the connection cap, forever.
+/// Closes a connection whose request is not over — its body received to the end and its response handed to the kernel
+/// in full — within `deadline` of its head arriving (a response written while the body still trickles in gives the
+/// body one more `deadline`). Hummingbird's idle timeout deliberately spares a connection with a request in progress,
+/// and restarts on every body part; this covers the rest: a client that never reads its response (or pipelines
+/// requests without reading), or sends a body that never ends, would otherwise hold its connection, and a place under
+/// the connection cap, forever.
 final class ResponseDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -13,6 +15,8 @@ final class ResponseDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     private let deadline: TimeAmount
     private var unanswered = 0
+    /// A request's body is still arriving (between its head and its end).
+    private var reading = false
     private var timer: Scheduled<Void>?
 
     init(deadline: TimeAmount) {
@@ -20,9 +24,13 @@ final class ResponseDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .head = unwrapInboundIn(data) {
+        switch unwrapInboundIn(data) {
+        case .head:
             unanswered += 1
+            reading = true
             if timer == nil { arm(context) }
+        case .end: reading = false
+        case .body: break
         }
         context.fireChannelRead(data)
     }
@@ -40,7 +48,7 @@ final class ResponseDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandl
             // The next request in line gets a full deadline of its own.
             handler.timer?.cancel()
             handler.timer = nil
-            if handler.unanswered > 0 { handler.arm(context) }
+            if handler.isOpen { handler.arm(context) }
         }
         context.write(data, promise: written)
     }
@@ -55,7 +63,10 @@ final class ResponseDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandl
         timer = context.eventLoop.scheduleTask(in: deadline) {
             let (handler, context) = loopBound.value
             handler.timer = nil
-            if handler.unanswered > 0 { context.close(promise: nil) }
+            if handler.isOpen { context.close(promise: nil) }
         }
     }
+
+    /// Whether a request is not over: a response still owed, or a body still arriving.
+    private var isOpen: Bool { unanswered > 0 || reading }
 }

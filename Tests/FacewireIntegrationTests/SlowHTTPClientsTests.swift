@@ -185,5 +185,33 @@ extension IntegrationTests {
             #expect(closed, "the server still holds a connection whose answers are not read (\(sent) bytes of requests sent)")
             #expect(try httpGet(port: ports[2], path: "/healthz").status == 200)
         }
+
+        @Test("a client whose request body never ends (a byte every second) is disconnected", .timeLimit(.minutes(3)))
+        func neverEndingBodyIsClosed() async throws {
+            let cluster = try TestCluster("slowbody")
+            defer { cluster.cleanup() }
+            let ports = try freeLoopbackPorts(3)
+            let collector = try await cluster.startCollector(
+                control: "tcp://127.0.0.1:\(ports[0])", publish: "tcp://127.0.0.1:\(ports[1])",
+                ["--metrics-port", String(ports[2]), "--metrics-host", "127.0.0.1", "--metrics-timeout", "2"])
+            try await collector.waitForLine(containing: "metrics serving")
+            let (fd, connected) = try loopbackSocket(port: ports[2])
+            defer { close(fd) }
+            #expect(connected == 0)
+            func send(_ text: String) -> Bool {
+                Array(text.utf8).withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } > 0
+            }
+            // A chunked body, one byte a second: each part comes well within the idle timeout (2 s), so only a deadline
+            // on the whole request ends it. Up to 60 s; a closed connection makes the send fail.
+            var sending = send("GET /metrics HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+            let started = ContinuousClock.now
+            while sending, ContinuousClock.now - started < .seconds(60) {
+                try await Task.sleep(for: .seconds(1))
+                sending = send("1\r\na\r\n")
+            }
+            #expect(!sending, "the server still holds a connection whose request body never ends")
+            print("never-ending body: closed after \(ContinuousClock.now - started)")
+            #expect(try httpGet(port: ports[2], path: "/healthz").status == 200)
+        }
     }
 }

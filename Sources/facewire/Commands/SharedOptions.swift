@@ -78,7 +78,7 @@ struct MetricsOptions: ParsableArguments {
         Observability.bootstrap()
         let host = metricsHost
         let configuration = HTTPServer.Configuration(
-            host: host, port: metricsPort, timeout: .milliseconds(Int64(metricsTimeout * 1000)),
+            host: host, port: metricsPort, timeout: .seconds(metricsTimeout),
             maxConnections: metricsMaxConnections)
         return HTTPServer(configuration: configuration, logger: logger, onRunning: { port in
             logger.info("metrics serving", metadata: ["metrics": "http://\(host):\(port)/metrics", "health": "/healthz"])
