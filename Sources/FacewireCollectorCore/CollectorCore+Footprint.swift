@@ -1,3 +1,5 @@
+import FacewireProtocol
+
 extension CollectorCore {
     /// How much the core remembers, table by table: what the caps bound (SPEC §14.3). The structure-aware fuzz
     /// target and the property tests check it against ``CollectorLimits`` after every input.
@@ -43,6 +45,6 @@ extension CollectorCore {
 
     /// The most ended (stream, epoch) pairs the core remembers under `limits` (8 × `maxStreams`).
     public static func maxEndedRemembered(_ limits: CollectorLimits) -> Int {
-        min(limits.maxStreams, Int.max / 16) * 8
+        StreamTable<FrameResult>.maxEndedRemembered(maxOpen: limits.maxStreams)
     }
 }

@@ -94,6 +94,12 @@ public struct StreamTable<Payload> {
     /// How many ended keys are remembered (bounded by ``endedMemory`` and by 8 × ``maxOpen``).
     public var rememberedEndCount: Int { ended.count }
 
+    /// The most ended (stream, epoch) pairs remembered: 8 × ``maxOpen`` (the oldest are forgotten first, down to half).
+    public var maxEndedRemembered: Int { Self.maxEndedRemembered(maxOpen: maxOpen) }
+
+    /// The most ended pairs a table with `maxOpen` remembers.
+    public static func maxEndedRemembered(maxOpen: Int) -> Int { min(maxOpen, Int.max / 16) * 8 }
+
     /// Applies one input for (stream, epoch) at `now`.
     public mutating func apply(_ input: Input, stream: String, epoch: UInt64, at now: UInt64) -> Outcome {
         var outcome = Outcome()
@@ -107,8 +113,11 @@ public struct StreamTable<Payload> {
                 outcome.rejected = .staleEpoch
                 return outcome
             }
+            // A newer epoch may replace an open one beyond the cap (the old one still waits for its gaps), but never
+            // past twice the cap: a peer chaining epochs faster than --max-delay must not open buffers without bound.
             let replacesOpenEpoch = newestEpoch[stream].map { buffers[Key(stream: stream, epoch: $0)] != nil } ?? false
-            if buffers.count >= maxOpen && !replacesOpenEpoch {
+            let cap = min(maxOpen, Int.max / 2)
+            if buffers.count >= 2 * cap || (buffers.count >= cap && !replacesOpenEpoch) {
                 outcome.rejected = .full
                 return outcome
             }
@@ -166,7 +175,7 @@ public struct StreamTable<Payload> {
             ended = ended.filter { now &- $0.value < endedMemory }
             ended[key] = now
             // Bounded in number too (8 × maxOpen): a flood of short streams forgets the oldest ends first.
-            let limit = min(maxOpen, Int.max / 16) * 8
+            let limit = maxEndedRemembered
             if ended.count > limit {
                 let keep = ended.sorted { ($0.value, $0.key) > ($1.value, $1.key) }.prefix(limit / 2)
                 ended = Dictionary(uniqueKeysWithValues: keep.map { ($0.key, $0.value) })

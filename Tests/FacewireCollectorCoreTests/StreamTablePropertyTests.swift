@@ -192,6 +192,17 @@ struct StreamTablePropertyTests {
         #expect(table.openKeys == [Key(stream: "s", epoch: 2)])
     }
 
+    @Test("epochs chained faster than --max-delay open at most twice maxOpen buffers")
+    func chainedEpochsAreBounded() {
+        var table = Table(maxDelayNanoseconds: Self.maxDelay, maxPending: Self.maxPending, maxOpen: 4)
+        // Each result of a newer epoch replaces the open one, which keeps waiting for its gap below seq 5.
+        for epoch in UInt64(1)...1000 {
+            _ = table.apply(.result(seq: 5, payload: "x"), stream: "s", epoch: epoch, at: epoch)
+            #expect(table.openCount <= 8)
+        }
+        #expect(table.apply(.result(seq: 5, payload: "x"), stream: "t", epoch: 1, at: 2000).rejected == .full)
+    }
+
     @Test("ended epochs are remembered at most 8 x maxOpen")
     func endedMemoryIsBounded() {
         var table = Table(maxDelayNanoseconds: Self.maxDelay, maxPending: Self.maxPending, maxOpen: 4)
