@@ -16,6 +16,9 @@ public enum ResultValidation {
         /// A `reason` over ``maxReasonBytes`` or a `worker` over ``maxWorkerBytes`` (the published message must stay
         /// well under the 1 MiB a subscriber accepts).
         case strings
+        /// A `run_length`: only the collector sets it, on the dropped runs it publishes (SPEC.md 6.2); from a worker it
+        /// would make subscribers skip any number of sequences.
+        case runLength = "run_length"
     }
 
     /// The longest `reason` a result may carry, in bytes.
@@ -37,6 +40,7 @@ public enum ResultValidation {
         if result.captureTimeUs < 0 || result.captureTimeUs > (overflow ? .max : limit) { return .captureTime }
         if result.faces.count > maxFaces { return .faces }
         if result.reason.utf8.count > maxReasonBytes || result.worker.utf8.count > maxWorkerBytes { return .strings }
+        if result.runLength != 0 { return .runLength }
         for face in result.faces where !isPlausible(face) { return .face }
         return nil
     }

@@ -75,4 +75,12 @@ struct ResultValidationTests {
         result.worker += "w"
         #expect(ResultValidation.rejection(of: result, wallMicroseconds: Self.wall) == .strings)
     }
+
+    @Test(arguments: [UInt64(1), 2, UInt64.max])
+    func aRunLengthFromAWorkerIsRejected(_ runLength: UInt64) {
+        var result = Self.result()
+        result.status = .dropped
+        result.runLength = runLength
+        #expect(ResultValidation.rejection(of: result, wallMicroseconds: Self.wall) == .runLength)
+    }
 }
