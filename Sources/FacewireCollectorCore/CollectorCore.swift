@@ -148,10 +148,11 @@ public struct CollectorCore {
                 .skip(firstSeq: skipped.firstSeq, count: skipped.count, reason: DropReason(skipped.reason)),
                 stream: skipped.stream, epoch: skipped.epoch, now: now, &out)
         case .end(let end):
-            if Wire.isValidStreamID(end.stream) {
+            // Logged once per epoch: repeats, stale and refused ends (a peer can send any number) are only counted.
+            let isFirst = table.buffer(Key(stream: end.stream, epoch: end.epoch))?.endSeq == nil
+            if apply(.end(nextSeq: end.nextSeq), stream: end.stream, epoch: end.epoch, now: now, &out), isFirst {
                 out.log(.info, "stream ended at the source", ["stream": end.stream, "epoch": "\(end.epoch)", "frames": "\(end.nextSeq)"])
             }
-            apply(.end(nextSeq: end.nextSeq), stream: end.stream, epoch: end.epoch, now: now, &out)
         case .reset(let request):
             guard request.requestID.utf8.count <= Self.maxRequestIDBytes, request.stream.isEmpty || Wire.isValidStreamID(request.stream)
             else {
