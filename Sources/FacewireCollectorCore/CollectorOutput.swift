@@ -72,13 +72,4 @@ public struct CollectorOutput {
         let (sum, overflow) = a.addingReportingOverflow(b)
         return overflow ? .max : sum
     }
-
-    mutating func append(_ other: CollectorOutput) {
-        publish += other.publish
-        replies += other.replies
-        counters += other.counters
-        logs += other.logs
-        frames += other.frames
-        latencies += other.latencies
-    }
 }

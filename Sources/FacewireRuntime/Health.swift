@@ -10,10 +10,3 @@ public struct Health: Sendable, Equatable {
         self.detail = detail
     }
 }
-
-/// The hand-rolled server is gone (FacewireHTTP serves `/metrics` and `/healthz`); its `Health` type lives on as
-/// ``Health``. Kept so that code written against the old name still compiles.
-@available(*, deprecated, message: "MetricsServer was replaced by FacewireHTTP.HTTPServer; use Health")
-public enum MetricsServer {
-    public typealias Health = FacewireRuntime.Health
-}
