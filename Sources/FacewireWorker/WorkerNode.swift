@@ -144,8 +144,12 @@ public final class WorkerNode: @unchecked Sendable {
             lastWelcome = welcomeAt
             let update = directory.learn(
                 welcome.captures.map { ($0.frameEndpoint, $0.curvePublicKey.isEmpty ? nil : $0.curvePublicKey) }, at: welcomeAt)
+            // The stream of each new entry, for the log: one pass over the Welcome (it may list ~10^5 entries), not one
+            // per entry added.
+            let streams = update.added.isEmpty ? [:] : Dictionary(
+                welcome.captures.map { ($0.frameEndpoint, $0.stream) }, uniquingKeysWith: { first, _ in first })
             for entry in update.added {
-                let stream = welcome.captures.first { $0.frameEndpoint == entry.endpoint }?.stream ?? ""
+                let stream = streams[entry.endpoint] ?? ""
                 logger.info("learned capture", metadata: ["stream": "\(stream.prefix(Wire.maxStreamIDLength))", "endpoint": "\(entry.endpoint)"])
             }
             for entry in update.forgotten {
