@@ -18,11 +18,12 @@ case "$target" in
     parsers | worker | collector | capture) ;;
     *) echo "unknown target '$target': parsers, worker, collector or capture" >&2; exit 2 ;;
 esac
-product=FacewireFuzz
 command -v swift >/dev/null || export PATH=/opt/swift/usr/bin:$PATH
-swift build --package-path fuzz --scratch-path .build-fuzz -c debug --product "$product" \
-    -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library >&2
+swift build --package-path fuzz --scratch-path .build-fuzz -c debug --product FacewireFuzz \
+    -Xswiftc -sanitize=fuzzer,address >&2
 corpus=.build-fuzz/corpus-$target
+# The parsers' corpus was .build-fuzz/corpus before there were several targets: keep what it found.
+[ "$target" = parsers ] && [ -d .build-fuzz/corpus ] && [ ! -e "$corpus" ] && mv .build-fuzz/corpus "$corpus"
 mkdir -p "$corpus"
 if [ "$target" = parsers ]; then
     for vector in protocol/vectors/*.bin; do
@@ -39,6 +40,6 @@ elif [ -z "$(ls -A "$corpus")" ]; then
     # Structure-aware targets read any bytes as a program: a few random seeds are enough to start.
     for index in 1 2 3 4 5 6 7 8; do head -c $((index * 97)) /dev/urandom > "$corpus/seed-$index"; done
 fi
-binary=$(swift build --package-path fuzz --scratch-path .build-fuzz -c debug --show-bin-path)/$product
+binary=$(swift build --package-path fuzz --scratch-path .build-fuzz -c debug --show-bin-path)/FacewireFuzz
 max_len=4096; [ "$target" = parsers ] && max_len=65536
 FACEWIRE_FUZZ_TARGET=$target "$binary" -max_total_time="$seconds" -max_len=$max_len -print_final_stats=1 "$corpus"

@@ -7,11 +7,13 @@ import Foundation
 /// messages with hostile values and drives a node's pure core: `worker` (``WorkerFrameTarget``), `collector`
 /// (``CollectorCoreTarget``) or `capture` (``CaptureCoreDriver``).
 let target: @Sendable (UnsafeBufferPointer<UInt8>) -> Void = {
-    switch ProcessInfo.processInfo.environment["FACEWIRE_FUZZ_TARGET"] ?? "parsers" {
+    let name = ProcessInfo.processInfo.environment["FACEWIRE_FUZZ_TARGET"] ?? "parsers"
+    switch name {
+    case "parsers": return { FuzzTargets.run($0) }
     case "worker": return { WorkerFrameTarget.run(Array($0)) }
     case "collector": return { CollectorCoreTarget.run(Array($0)) }
     case "capture": return { _ = CaptureCoreDriver.run(Array($0)) }
-    default: return { FuzzTargets.run($0) }
+    default: fatalError("unknown FACEWIRE_FUZZ_TARGET '\(name)': parsers, worker, collector or capture")
     }
 }()
 
