@@ -38,6 +38,9 @@ public struct CaptureCore<Payload> {
         case timed(fps: Double, followsMediaTime: Bool)
         /// `--fps max`: a frame is read only once a worker has a credit; nothing is dropped.
         case unpaced
+
+        /// A file on a timeline (its first frame waits for a worker and starts the timeline).
+        public var isTimed: Bool { if case .timed = self { true } else { false } }
     }
 
     /// What a capture node is configured to do.
@@ -452,7 +455,7 @@ public struct CaptureCore<Payload> {
         if var frame = waiting {
             // Seq 0 of a file starts the timeline when it is sent: it becomes due (and is stamped) now, not when it was
             // read before the wait for the first worker; --max-fps books its schedule from here too.
-            let startsTimeline = frame.header.seq == 0 && { if case .timed = settings.pacing { true } else { false } }()
+            let startsTimeline = frame.header.seq == 0 && settings.pacing.isTimed
             if startsTimeline { restamp(&frame.header, at: now) }
             if send(frame, at: now, into: &outputs) {
                 waiting = nil
@@ -469,11 +472,7 @@ public struct CaptureCore<Payload> {
         if header.deadlineUs != 0 {
             header.deadlineUs = now.wallUs.addingClamped(Int64(clamping: settings.maxAgeMilliseconds).multipliedClamped(by: 1000))
         }
-        if let maxFPS = rateLimit?.maxFPS {
-            var limit = RateLimit(maxFPS: maxFPS)
-            _ = limit.keep(timeMicroseconds: now.wallUs)
-            rateLimit = limit
-        }
+        rateLimit?.restart(atMicroseconds: now.wallUs)
     }
 
     /// A numbered frame no worker took: counted, and added to the run of skips to report (a new run if it does not

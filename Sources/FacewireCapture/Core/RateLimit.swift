@@ -16,6 +16,11 @@ public struct RateLimit: Sendable {
         period = 1e6 / maxFPS
     }
 
+    /// Starts the schedule afresh at a frame kept at `timeMicroseconds` (the next slot is one period later).
+    public mutating func restart(atMicroseconds timeMicroseconds: Int64) {
+        nextSlot = Double(timeMicroseconds) + period
+    }
+
     /// Whether the frame captured at `timeMicroseconds` is kept.
     public mutating func keep(timeMicroseconds: Int64) -> Bool {
         let t = Double(timeMicroseconds)
