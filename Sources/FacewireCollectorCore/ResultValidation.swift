@@ -13,6 +13,9 @@ public enum ResultValidation {
         case faces
         /// A face with a non-finite or absurd coordinate, size, angle or score.
         case face
+        /// A face whose `landmarks` list does not match its scheme (5 or 468 points), or a result whose faces
+        /// carry more mesh landmark lists than ``maxMeshFaces``.
+        case landmarks
         /// A `reason` over ``maxReasonBytes`` or a `worker` over ``maxWorkerBytes`` (the published message must stay
         /// well under the 1 MiB a subscriber accepts).
         case strings
@@ -28,6 +31,9 @@ public enum ResultValidation {
 
     /// The most faces a result may carry (SPEC.md 6.1, `max_faces` 1…256).
     public static let maxFaces = 256
+    /// The most faces of one result that may carry the 468-point mesh (SPEC.md 6.4): 64 × 3.7 KB keeps a published
+    /// frame well under the 1 MiB a subscriber accepts.
+    public static let maxMeshFaces = 64
     /// How far ahead of the collector's wall clock a capture time may lie, in microseconds (one day).
     public static let maxCaptureTimeAheadMicroseconds: Int64 = 86_400_000_000
     /// The largest coordinate or size a face may have (images are at most 8192 pixels a side; margin for boxes
@@ -42,7 +48,32 @@ public enum ResultValidation {
         if result.reason.utf8.count > maxReasonBytes || result.worker.utf8.count > maxWorkerBytes { return .strings }
         if result.runLength != 0 { return .runLength }
         for face in result.faces where !isPlausible(face) { return .face }
+        var meshFaces = 0
+        for face in result.faces {
+            switch landmarkCheck(face) {
+            case .invalid: return .landmarks
+            case .mesh: meshFaces += 1
+            case .fine: break
+            }
+        }
+        if meshFaces > maxMeshFaces { return .landmarks }
         return nil
+    }
+
+    enum LandmarkCheck { case fine, mesh, invalid }
+
+    /// Whether `face`'s landmark list matches its scheme and holds only plausible coordinates.
+    static func landmarkCheck(_ face: WireFace) -> LandmarkCheck {
+        let count = face.landmarks.count
+        let isMesh: Bool
+        switch face.landmarkScheme {
+        case .none: return count == 0 ? .fine : .invalid
+        case .five: guard count == 10 else { return .invalid }; isMesh = false
+        case .mesh: guard count == 936 else { return .invalid }; isMesh = true
+        case .UNRECOGNIZED: return .invalid
+        }
+        for value in face.landmarks where !(value.isFinite && abs(value) <= maxCoordinate) { return .invalid }
+        return isMesh ? .mesh : .fine
     }
 
     /// Whether every number of `face` is finite and within bounds.
@@ -63,6 +94,11 @@ public enum ResultValidation {
         if face.hasSmileScore && !score(face.smileScore) { return false }
         if face.hasLeftEyeClosedScore && !score(face.leftEyeClosedScore) { return false }
         if face.hasRightEyeClosedScore && !score(face.rightEyeClosedScore) { return false }
+        if face.hasPitch && !(face.pitch.isFinite && abs(face.pitch) <= 360) { return false }
+        if face.hasRoll && !(face.roll.isFinite && abs(face.roll) <= 360) { return false }
+        if face.hasLeftEyeOpenness && !score(face.leftEyeOpenness) { return false }
+        if face.hasRightEyeOpenness && !score(face.rightEyeOpenness) { return false }
+        if face.hasQuality && !score(face.quality) { return false }
         return true
     }
 }

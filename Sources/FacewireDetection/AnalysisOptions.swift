@@ -10,6 +10,7 @@ import Foundation
 /// | ``minFace`` | the smallest face height reported, in upright full-resolution pixels. |
 /// | ``maxFaces`` | the most faces reported per frame, highest confidence first (Affdex's maximum face count). |
 /// | ``classifiers`` | which classifiers run on each face; one that is off costs nothing. |
+/// | ``landmarks`` | which landmark list each face carries: none, the detector's 5 points, or the 468-point mesh. |
 public struct AnalysisOptions: Sendable, Equatable {
     /// Speed against small faces (CIDetectorAccuracy).
     public enum Accuracy: String, Sendable, Equatable, CaseIterable {
@@ -31,12 +32,19 @@ public struct AnalysisOptions: Sendable, Equatable {
 
         /// `hasSmile` and `smileScore`.
         public static let smile = Classifiers(rawValue: 1 << 0)
-        /// `leftEyeClosed`, `rightEyeClosed` and their scores.
+        /// `leftEyeClosed`, `rightEyeClosed`, their scores and the eyes' openness.
         public static let eyes = Classifiers(rawValue: 1 << 1)
+        /// `pitch` and `roll` from the face mesh, and `yaw` measured on the mesh instead of the 5 landmarks.
+        public static let pose = Classifiers(rawValue: 1 << 2)
+        /// `quality`: how usable the face is (size, sharpness, pose).
+        public static let quality = Classifiers(rawValue: 1 << 3)
         /// Every classifier.
-        public static let all: Classifiers = [.smile, .eyes]
+        public static let all: Classifiers = [.smile, .eyes, .pose, .quality]
+        /// The classifiers that need the face mesh when the face is large enough for it.
+        public static let meshBased: Classifiers = [.smile, .eyes, .pose, .quality]
 
-        /// Parses a comma-separated list: `smile`, `eyes`, `all` or `none` (an empty string means none).
+        /// Parses a comma-separated list: `smile`, `eyes`, `pose`, `quality`, `all` or `none` (an empty string
+        /// means none).
         /// - Throws: ``DetectionError`` `.invalidConfiguration` naming the unknown word.
         public static func parse(_ text: String) throws -> Classifiers {
             var result: Classifiers = []
@@ -45,21 +53,49 @@ public struct AnalysisOptions: Sendable, Equatable {
                 switch word {
                 case "smile", "smiles": result.insert(.smile)
                 case "eyes", "eye", "blink", "eyes-closed": result.insert(.eyes)
+                case "pose", "head-pose": result.insert(.pose)
+                case "quality": result.insert(.quality)
                 case "all": result.formUnion(.all)
                 case "none": break
                 default:
-                    throw DetectionError(.invalidConfiguration, "unknown classifier '\(word)': use smile, eyes, all or none")
+                    throw DetectionError(
+                        .invalidConfiguration, "unknown classifier '\(word)': use smile, eyes, pose, quality, all or none")
                 }
             }
             return result
         }
 
-        /// The list form `parse` accepts: "smile,eyes", "smile", "eyes" or "none".
+        /// The list form `parse` accepts, for example "smile,eyes,pose,quality", "smile" or "none".
         public var description: String {
             var words: [String] = []
             if contains(.smile) { words.append("smile") }
             if contains(.eyes) { words.append("eyes") }
+            if contains(.pose) { words.append("pose") }
+            if contains(.quality) { words.append("quality") }
             return words.isEmpty ? "none" : words.joined(separator: ",")
+        }
+    }
+
+    /// Which landmark list each face carries (`landmarks` in the results). The named points (eyes, nose, mouth)
+    /// are always sent; the list costs bandwidth, the mesh about 3.7 KB per face.
+    public enum Landmarks: String, Sendable, Equatable, CaseIterable {
+        /// No list.
+        case none
+        /// The detector's 5 points (image-left eye, image-right eye, nose tip, image-left and image-right mouth
+        /// corner).
+        case five = "5"
+        /// The 468-point face mesh where it ran (the mesh runs for this even with every classifier off), else the 5
+        /// points.
+        case mesh
+
+        /// Parses `none`, `5` (or `five`) or `mesh`.
+        public init?(parsing text: String) {
+            switch text.lowercased() {
+            case "none": self = .none
+            case "5", "five": self = .five
+            case "mesh", "468": self = .mesh
+            default: return nil
+            }
         }
     }
 
@@ -73,17 +109,26 @@ public struct AnalysisOptions: Sendable, Equatable {
     /// The most faces reported per frame, highest confidence first; 1...``maxFacesLimit``.
     public var maxFaces: Int
     public var classifiers: Classifiers
+    public var landmarks: Landmarks
 
-    /// Creates options. The defaults: low accuracy, any face size, up to 64 faces, every classifier on.
+    /// Creates options. The defaults: low accuracy, any face size, up to 64 faces, every classifier on, the 5
+    /// landmarks.
     public init(
         accuracy: Accuracy = .low, faceMode: FaceMode = .small, minFace: Int = 0, maxFaces: Int = 64,
-        classifiers: Classifiers = .all
+        classifiers: Classifiers = .all, landmarks: Landmarks = .five
     ) {
         self.accuracy = accuracy
         self.faceMode = faceMode
         self.minFace = minFace
         self.maxFaces = maxFaces
         self.classifiers = classifiers
+        self.landmarks = landmarks
+    }
+
+    /// Whether faces large enough for it get the face mesh: a classifier that uses it is on, or the mesh
+    /// landmarks were asked for.
+    public var wantsMesh: Bool {
+        !classifiers.isDisjoint(with: .meshBased) || landmarks == .mesh
     }
 
     /// Checks the ranges.

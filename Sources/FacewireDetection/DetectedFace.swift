@@ -23,7 +23,8 @@ public struct DetectedFace: Sendable, Equatable {
     }
     var mouthLeft: FacePoint?
     var mouthRight: FacePoint?
-    /// Roll of the face in degrees, from the eye line:
+    /// Roll of the face in degrees (CIFaceFeature's faceAngle). Equal to ``roll`` when the face mesh measured it;
+    /// otherwise from the eye line:
     /// `atan2(rightEye.y - leftEye.y, rightEye.x - leftEye.x)` in degrees, in `-90...90`.
     ///
     /// 0 means the eyes are level. Because y points down, a **positive** angle means the face is turned
@@ -32,9 +33,20 @@ public struct DetectedFace: Sendable, Equatable {
     /// The detector's confidence. YuNet and CenterFace give a probability in `0...1`; the cascade maps its
     /// neighbour count `n` to `n / (n + 5)`.
     public var confidence: Float
-    /// Yaw (turn left/right) in degrees from the landmarks' geometry (see ``yawAngle(leftEye:rightEye:nose:)``):
-    /// positive when the face turns toward the image's right. `nil` without both eyes and the nose.
+    /// Yaw (turn left/right) in degrees: positive when the face turns toward the image's right. From the face mesh
+    /// when ``attributeSource`` is `.mesh` and the pose classifier ran, else from the 5 landmarks' geometry (see
+    /// ``yawAngle(leftEye:rightEye:nose:)``). `nil` without both eyes and the nose.
     public var yaw: Float?
+    /// Pitch (nod) in degrees from the face mesh: positive when the face turns up. `nil` when the mesh did not run.
+    public var pitch: Float?
+    /// Roll in degrees from the face mesh, in the sense of ``faceAngle``. `nil` when the mesh did not run.
+    public var roll: Float?
+    /// How usable the face is, 0...1 (size, sharpness, pose); `nil` when the quality classifier did not run.
+    public var quality: Float?
+    /// What the attributes were measured on; `nil` when no classifier ran.
+    public var attributeSource: AttributeSource?
+    /// The landmark list asked for (``AnalysisOptions/landmarks``), or `nil`.
+    public var landmarks: FaceLandmarks?
     /// The smile and eyes-closed classifiers' results; `nil` fields mean the classifier did not run.
     public var expression: FaceExpression
 
@@ -89,16 +101,55 @@ public struct DetectedFace: Sendable, Equatable {
     }
 
     /// This face with every coordinate multiplied by `sx` horizontally and `sy` vertically (for example to map
-    /// from a downscaled image back to full resolution). ``faceAngle`` is recomputed.
+    /// from a downscaled image back to full resolution). ``faceAngle`` and ``yaw`` are recomputed from the points
+    /// unless the mesh measured them; every other attribute is kept.
     public func scaled(x sx: Float, y sy: Float) -> DetectedFace {
         func point(_ p: FacePoint?) -> FacePoint? { p.map { FacePoint(x: $0.x * sx, y: $0.y * sy) } }
-        var face = DetectedFace(
-            bounds: FaceRect(x: bounds.x * sx, y: bounds.y * sy, width: bounds.width * sx, height: bounds.height * sy),
-            leftEye: point(leftEye), rightEye: point(rightEye), mouth: point(mouth), nose: point(nose),
-            confidence: confidence, expression: expression)
+        var face = self
+        face.bounds = FaceRect(x: bounds.x * sx, y: bounds.y * sy, width: bounds.width * sx, height: bounds.height * sy)
+        face.leftEye = point(leftEye)
+        face.rightEye = point(rightEye)
+        face.mouth = point(mouth)
+        face.nose = point(nose)
         face.mouthLeft = point(mouthLeft)
         face.mouthRight = point(mouthRight)
+        face.landmarks = landmarks.map { FaceLandmarks(scheme: $0.scheme, points: $0.points.map { FacePoint(x: $0.x * sx, y: $0.y * sy) }) }
+        if roll == nil { face.faceAngle = Self.rollAngle(leftEye: face.leftEye, rightEye: face.rightEye) }
+        if pitch == nil { face.yaw = Self.yawAngle(leftEye: face.leftEye, rightEye: face.rightEye, nose: face.nose) }
         return face
+    }
+
+    /// The detector's 5 points in the order of ``LandmarkScheme/five``, or `nil` when one is missing.
+    public var fivePoints: [FacePoint]? {
+        guard let leftEye, let rightEye, let nose, let mouthLeft, let mouthRight else { return nil }
+        return [leftEye, rightEye, nose, mouthLeft, mouthRight]
+    }
+}
+
+/// What a face's attributes were measured on.
+public enum AttributeSource: String, Sendable, Equatable {
+    /// The 468-point face mesh (and the iris model for the eyes).
+    case mesh
+    /// The detector's 5 landmarks: the face was too small for the mesh, the mesh found no face in its crop, or the
+    /// frame's mesh budget was spent.
+    case landmarks
+}
+
+/// The landmark list of one face.
+public enum LandmarkScheme: String, Sendable, Equatable {
+    /// Image-left eye, image-right eye, nose tip, image-left mouth corner, image-right mouth corner.
+    case five
+    /// MediaPipe's 468-point face mesh, in its index order.
+    case mesh
+}
+
+/// A face's landmark list, in the image's coordinates.
+public struct FaceLandmarks: Sendable, Equatable {
+    public var scheme: LandmarkScheme
+    public var points: [FacePoint]
+    public init(scheme: LandmarkScheme, points: [FacePoint]) {
+        self.scheme = scheme
+        self.points = points
     }
 }
 
@@ -114,10 +165,16 @@ public struct FaceExpression: Sendable, Equatable {
     /// The same for the eye on the image's right.
     public var rightEyeClosedScore: Float?
     public var rightEyeClosed: Bool
+    /// How open the eye on the image's left is, 0 (shut) ... 1 (wide open); measured on the mesh and iris models
+    /// only (`nil` on the 5-landmark fallback).
+    public var leftEyeOpenness: Float?
+    /// The same for the eye on the image's right.
+    public var rightEyeOpenness: Float?
 
     public init(
         smileScore: Float? = nil, hasSmile: Bool = false, leftEyeClosedScore: Float? = nil, leftEyeClosed: Bool = false,
-        rightEyeClosedScore: Float? = nil, rightEyeClosed: Bool = false
+        rightEyeClosedScore: Float? = nil, rightEyeClosed: Bool = false, leftEyeOpenness: Float? = nil,
+        rightEyeOpenness: Float? = nil
     ) {
         self.smileScore = smileScore
         self.hasSmile = hasSmile
@@ -125,5 +182,7 @@ public struct FaceExpression: Sendable, Equatable {
         self.leftEyeClosed = leftEyeClosed
         self.rightEyeClosedScore = rightEyeClosedScore
         self.rightEyeClosed = rightEyeClosed
+        self.leftEyeOpenness = leftEyeOpenness
+        self.rightEyeOpenness = rightEyeOpenness
     }
 }

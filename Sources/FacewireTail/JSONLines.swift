@@ -99,7 +99,15 @@ public enum JSONLines {
         if face.hasMouth { out += ",\"mouthPosition\":\(point(face.mouth))" }
         if face.hasFaceAngle { out += ",\"faceAngle\":\(number(face.faceAngle, 1))" }
         if face.hasYaw { out += ",\"yaw\":\(number(face.yaw, 1))" }
+        if face.hasPitch { out += ",\"pitch\":\(number(face.pitch, 1))" }
+        if face.hasRoll { out += ",\"roll\":\(number(face.roll, 1))" }
         out += ",\"confidence\":\(number(face.confidence, 3))"
+        if face.hasQuality { out += ",\"quality\":\(number(face.quality, 3))" }
+        switch face.attributeSource {
+        case .mesh: out += ",\"attributeSource\":\"mesh\""
+        case .landmarks: out += ",\"attributeSource\":\"landmarks\""
+        case .none, .UNRECOGNIZED: break
+        }
         if face.hasSmileScore {
             out += ",\"hasSmile\":\(face.hasSmile_p),\"smileScore\":\(number(face.smileScore, 3))"
         }
@@ -108,6 +116,20 @@ public enum JSONLines {
         }
         if face.hasRightEyeClosedScore {
             out += ",\"rightEyeClosed\":\(face.rightEyeClosed),\"rightEyeClosedScore\":\(number(face.rightEyeClosedScore, 3))"
+        }
+        if face.hasLeftEyeOpenness { out += ",\"leftEyeOpenness\":\(number(face.leftEyeOpenness, 3))" }
+        if face.hasRightEyeOpenness { out += ",\"rightEyeOpenness\":\(number(face.rightEyeOpenness, 3))" }
+        if !face.landmarks.isEmpty {
+            out += face.landmarkScheme == .mesh ? ",\"landmarkScheme\":\"mesh\"" : ",\"landmarkScheme\":\"five\""
+            out += ",\"landmarks\":["
+            var index = 0
+            let values = face.landmarks
+            while index + 1 < values.count {
+                if index > 0 { out += "," }
+                out += "[\(number(values[index], 1)),\(number(values[index + 1], 1))]"
+                index += 2
+            }
+            out += "]"
         }
         if face.trackingID != 0 {
             out += ",\"trackingID\":\(face.trackingID),\"trackingFrameCount\":\(face.trackingFrameCount)"

@@ -5,7 +5,7 @@ import Foundation
 /// (`facewire --role tail --format text`). JSON Lines (``JSONLines``) stays the format for programs.
 ///
 /// ```
-/// lobby     #142  ok    48 ms  2 faces  #1 412,120 96×118 roll 3° yaw -5° smile eyes -/-  #2 80,96 40×52 roll -1°
+/// lobby     #142  ok    48 ms  2 faces  #1 412,120 96×118 roll 3° yaw -5° pitch 4° smile eyes -/- q 0.82  #2 80,96 40×52 roll -1°
 /// lobby     #143  DROP  timeout
 /// lobby     #142  +face #3
 /// lobby     -face #1  seen in 140 frames, last #150
@@ -14,9 +14,9 @@ import Foundation
 /// lobby     stats 5 s: 150 frames, 30 fps, 141 processed, 9 dropped (no-worker 6, timeout 3), 1 late, 0 duplicates, p50 48 ms, p99 112 ms
 /// ```
 ///
-/// Per face: the tracking ID (`#?` when untracked), the box (x,y width×height), roll and yaw in whole degrees,
-/// `smile` when the smile classifier says so, and the eyes as `open/closed` marks, image-left first (`o` open,
-/// `-` closed), when the eye classifier ran.
+/// Per face: the tracking ID (`#?` when untracked), the box (x,y width×height), roll, yaw and pitch in whole
+/// degrees, `smile` when the smile classifier says so, the eyes as `open/closed` marks, image-left first (`o` open,
+/// `-` closed), when the eye classifier ran, and the quality `q` with two decimals.
 public enum TextLines {
     /// The stream column's width; longer names are printed whole.
     static let streamWidth = 9
@@ -95,10 +95,12 @@ public enum TextLines {
         out += " \(whole(b.x)),\(whole(b.y)) \(whole(b.width))×\(whole(b.height))"
         if face.hasFaceAngle { out += " roll \(whole(face.faceAngle))°" }
         if face.hasYaw { out += " yaw \(whole(face.yaw))°" }
+        if face.hasPitch { out += " pitch \(whole(face.pitch))°" }
         if face.hasSmileScore, face.hasSmile_p { out += " smile" }
         if face.hasLeftEyeClosedScore, face.hasRightEyeClosedScore {
             out += " eyes \(face.leftEyeClosed ? "-" : "o")/\(face.rightEyeClosed ? "-" : "o")"
         }
+        if face.hasQuality { out += " q \(JSONLines.number(face.quality, 2))" }
         return out
     }
 

@@ -32,6 +32,14 @@ extension AnalysisOptions {
             }
             options.classifiers = classifiers
         }
+        switch settings.landmarks {
+        case .unset: break
+        case .none: options.landmarks = .none
+        case .five: options.landmarks = .five
+        case .mesh: options.landmarks = .mesh
+        case .UNRECOGNIZED(let value):
+            throw DetectionError(.invalidConfiguration, "unknown landmarks value \(value) in the frame's settings")
+        }
         try options.validate()
         return options
     }

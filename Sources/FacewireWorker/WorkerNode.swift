@@ -358,6 +358,26 @@ extension WireFace {
             rightEyeClosedScore = score
             rightEyeClosed = expression.rightEyeClosed
         }
+        if let openness = expression.leftEyeOpenness { leftEyeOpenness = openness }
+        if let openness = expression.rightEyeOpenness { rightEyeOpenness = openness }
+        if let pitch = face.pitch { self.pitch = pitch }
+        if let roll = face.roll { self.roll = roll }
+        if let quality = face.quality { self.quality = quality }
+        switch face.attributeSource {
+        case .mesh: attributeSource = .mesh
+        case .landmarks: attributeSource = .landmarks
+        case nil: attributeSource = .none
+        }
+        if let list = face.landmarks {
+            landmarkScheme = list.scheme == .mesh ? .mesh : .five
+            var flat: [Float] = []
+            flat.reserveCapacity(list.points.count * 2)
+            for point in list.points {
+                flat.append(point.x)
+                flat.append(point.y)
+            }
+            landmarks = flat
+        }
     }
 }
 

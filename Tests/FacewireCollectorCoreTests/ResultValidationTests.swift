@@ -83,4 +83,50 @@ struct ResultValidationTests {
         result.runLength = runLength
         #expect(ResultValidation.rejection(of: result, wallMicroseconds: Self.wall) == .runLength)
     }
+
+    @Test(arguments: [Float.nan, .infinity, 1e30, -2, 3])
+    func absurdPoseOpennessAndQualityAreRejected(_ value: Float) {
+        let faces: [WireFace] = [
+            Self.face { $0.leftEyeOpenness = value }, Self.face { $0.rightEyeOpenness = value },
+            Self.face { $0.quality = value },
+        ]
+        for face in faces {
+            #expect(ResultValidation.rejection(of: Self.result(faces: [face]), wallMicroseconds: Self.wall) == .face)
+        }
+        if !(value.isFinite && abs(value) <= 360) {
+            for face in [Self.face { $0.pitch = value }, Self.face { $0.roll = value }] {
+                #expect(ResultValidation.rejection(of: Self.result(faces: [face]), wallMicroseconds: Self.wall) == .face)
+            }
+        }
+    }
+
+    @Test func landmarkListsMustMatchTheirScheme() {
+        func check(_ scheme: WireLandmarkScheme, _ count: Int, value: Float = 5) -> ResultValidation.Rejection? {
+            let face = Self.face {
+                $0.landmarkScheme = scheme
+                $0.landmarks = Array(repeating: value, count: count)
+            }
+            return ResultValidation.rejection(of: Self.result(faces: [face]), wallMicroseconds: Self.wall)
+        }
+        #expect(check(.none, 0) == nil)
+        #expect(check(.five, 10) == nil)
+        #expect(check(.mesh, 936) == nil)
+        #expect(check(.none, 10) == .landmarks)
+        #expect(check(.five, 9) == .landmarks)
+        #expect(check(.five, 936) == .landmarks)
+        #expect(check(.mesh, 938) == .landmarks)
+        #expect(check(.five, 10, value: .nan) == .landmarks)
+        #expect(check(.mesh, 936, value: 1e9) == .landmarks)
+    }
+
+    @Test func atMostMaxMeshFacesCarryTheMesh() {
+        let mesh = Self.face {
+            $0.landmarkScheme = .mesh
+            $0.landmarks = Array(repeating: 1, count: 936)
+        }
+        let allowed = Array(repeating: mesh, count: ResultValidation.maxMeshFaces)
+        #expect(ResultValidation.rejection(of: Self.result(faces: allowed), wallMicroseconds: Self.wall) == nil)
+        #expect(ResultValidation.rejection(of: Self.result(faces: allowed + [mesh]), wallMicroseconds: Self.wall) == .landmarks)
+        #expect(ResultValidation.rejection(of: Self.result(faces: allowed + [Self.face()]), wallMicroseconds: Self.wall) == nil)
+    }
 }

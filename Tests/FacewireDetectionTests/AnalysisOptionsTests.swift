@@ -5,15 +5,30 @@ import Testing
 struct AnalysisOptionsTests {
     @Test("classifier lists parse, print and reject unknown names")
     func classifiers() throws {
-        #expect(try AnalysisOptions.Classifiers.parse("smile,eyes") == .all)
+        #expect(try AnalysisOptions.Classifiers.parse("smile,eyes") == [.smile, .eyes])
+        #expect(try AnalysisOptions.Classifiers.parse("smile,eyes,pose,quality") == .all)
+        #expect(try AnalysisOptions.Classifiers.parse("pose") == [.pose])
         #expect(try AnalysisOptions.Classifiers.parse(" Eyes ") == [.eyes])
         #expect(try AnalysisOptions.Classifiers.parse("none").isEmpty)
         #expect(try AnalysisOptions.Classifiers.parse("").isEmpty)
         #expect(try AnalysisOptions.Classifiers.parse("all") == .all)
         #expect(throws: DetectionError.self) { try AnalysisOptions.Classifiers.parse("smile,frown") }
-        #expect(AnalysisOptions.Classifiers.all.description == "smile,eyes")
+        #expect(AnalysisOptions.Classifiers.all.description == "smile,eyes,pose,quality")
         #expect(AnalysisOptions.Classifiers([]).description == "none")
         #expect(try AnalysisOptions.Classifiers.parse(AnalysisOptions.Classifiers.eyes.description) == .eyes)
+    }
+
+    @Test("landmark lists parse; the mesh runs for any mesh classifier or for the mesh list")
+    func landmarks() {
+        #expect(AnalysisOptions.Landmarks(parsing: "5") == .five)
+        #expect(AnalysisOptions.Landmarks(parsing: "MESH") == .mesh)
+        #expect(AnalysisOptions.Landmarks(parsing: "none") == AnalysisOptions.Landmarks.none)
+        #expect(AnalysisOptions.Landmarks(parsing: "68") == nil)
+        #expect(AnalysisOptions().landmarks == .five)
+        #expect(AnalysisOptions().wantsMesh)
+        #expect(!AnalysisOptions(classifiers: []).wantsMesh)
+        #expect(AnalysisOptions(classifiers: [], landmarks: .mesh).wantsMesh)
+        #expect(AnalysisOptions(classifiers: [.quality]).wantsMesh)
     }
 
     @Test("accuracy doubles the detector width, large-face mode halves it")

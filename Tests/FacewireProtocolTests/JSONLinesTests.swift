@@ -212,6 +212,36 @@ struct JSONLinesTests {
         #expect(JSONLines.faceObject(face).contains("\"yaw\":12.3,"), "one decimal")
     }
 
+    @Test func poseOpennessQualitySourceAndLandmarks() throws {
+        var face = WireFace()
+        face.confidence = 1
+        face.yaw = -10
+        face.pitch = 7.25
+        face.roll = -3.5
+        face.quality = 0.6875
+        face.attributeSource = .mesh
+        face.leftEyeOpenness = 0.125
+        face.rightEyeOpenness = 0
+        face.landmarkScheme = .five
+        face.landmarks = [1, 2, 3, 4, 5.25, 6, 7, 8, 9, 10]
+        let text = JSONLines.faceObject(face)
+        #expect(
+            text
+                == #"{"bounds":{"x":0,"y":0,"width":0,"height":0},"yaw":-10,"pitch":7.2,"roll":-3.5,"confidence":1,"quality":0.688,"attributeSource":"mesh","leftEyeOpenness":0.125,"rightEyeOpenness":0,"landmarkScheme":"five","landmarks":[[1,2],[3,4],[5.2,6],[7,8],[9,10]]}"#
+        )
+        let json = try parse(text)
+        let points = try #require(json["landmarks"] as? [[Any]])
+        #expect(points.count == 5)
+        #expect(double(points[2][0]) == 5.2)
+        face.attributeSource = .landmarks
+        face.landmarks = [1, 2, 3]
+        face.landmarkScheme = .mesh
+        let odd = try parse(JSONLines.faceObject(face))
+        #expect(odd["attributeSource"] as? String == "landmarks")
+        #expect((odd["landmarks"] as? [[Any]])?.count == 1, "an odd value at the end is not printed")
+        #expect(odd["landmarkScheme"] as? String == "mesh")
+    }
+
     @Test func classifierFlagsWithoutTheirScoresAreNotPrinted() throws {
         // A flag is only meaningful next to its score; without the score the classifier did not run.
         var face = WireFace()

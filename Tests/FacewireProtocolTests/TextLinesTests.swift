@@ -29,6 +29,17 @@ struct TextLinesTests {
         #expect(line == "lobby     #142  ok  48 ms  2 faces  #7 413,188 160×192 roll -5° yaw -5° smile eyes o/-  #? 413,188 160×192 roll -5°")
     }
 
+    @Test func pitchAndQualityFollowTheEyes() {
+        var face = JSONLinesTests.face(tracked: true)
+        face.yaw = 2
+        face.pitch = -11.6
+        face.quality = 0.816
+        face.leftEyeClosedScore = 0.1
+        face.rightEyeClosedScore = 0.2
+        let line = TextLines.line(for: Self.frame(faces: [face]))
+        #expect(line == "lobby     #142  ok  48 ms  1 face  #7 413,188 160×192 roll -5° yaw 2° pitch -12° eyes o/o q 0.82")
+    }
+
     @Test func oneFaceNoFacesDroppedAndErrors() {
         #expect(TextLines.line(for: Self.frame(faces: [])).hasSuffix("ok  48 ms  0 faces"))
         #expect(TextLines.line(for: Self.frame(faces: [JSONLinesTests.face(tracked: true)])).contains("  1 face  #7 "))

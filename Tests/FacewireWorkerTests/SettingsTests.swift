@@ -21,8 +21,17 @@ struct SettingsTests {
         settings.minFace = 48
         settings.maxFaces = 3
         settings.classifiers = AnalysisOptions.Classifiers.eyes.rawValue
+        settings.landmarks = .mesh
         let options = try defaults.applying(settings)
-        #expect(options == AnalysisOptions(accuracy: .high, faceMode: .large, minFace: 48, maxFaces: 3, classifiers: [.eyes]))
+        #expect(
+            options
+                == AnalysisOptions(accuracy: .high, faceMode: .large, minFace: 48, maxFaces: 3, classifiers: [.eyes], landmarks: .mesh))
+        settings.landmarks = .none
+        #expect(try defaults.applying(settings).landmarks == .none)
+        settings.landmarks = .unset
+        #expect(try defaults.applying(settings).landmarks == .five)
+        settings.landmarks = .UNRECOGNIZED(9)
+        #expect(throws: DetectionError.self) { try defaults.applying(settings) }
     }
 
     @Test("classifiers = 0 is present and means none; absent means the default")

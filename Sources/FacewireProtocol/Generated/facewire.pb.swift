@@ -26,6 +26,95 @@ fileprivate nonisolated struct _GeneratedWithProtocGenSwiftVersion: SwiftProtobu
   typealias Version = _2
 }
 
+/// What a face's attributes were measured on.
+public nonisolated enum Facewire_V1_AttributeSource: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+
+  /// no classifier ran on this face
+  case none // = 0
+
+  /// the 468-point face mesh (and the iris model for the eyes)
+  case mesh // = 1
+
+  /// the detector's 5 landmarks: the face was too small for the mesh,
+  case landmarks // = 2
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .none
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .none
+    case 1: self = .mesh
+    case 2: self = .landmarks
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .none: return 0
+    case .mesh: return 1
+    case .landmarks: return 2
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Facewire_V1_AttributeSource] = [
+    .none,
+    .mesh,
+    .landmarks,
+  ]
+
+}
+
+public nonisolated enum Facewire_V1_LandmarkScheme: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+
+  /// `landmarks` is empty
+  case none // = 0
+
+  /// image-left eye, image-right eye, nose tip, image-left and image-right mouth corner
+  case five // = 1
+
+  /// MediaPipe's 468-point face mesh, in its index order
+  case mesh // = 2
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .none
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .none
+    case 1: self = .five
+    case 2: self = .mesh
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .none: return 0
+    case .five: return 1
+    case .mesh: return 2
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Facewire_V1_LandmarkScheme] = [
+    .none,
+    .five,
+    .mesh,
+  ]
+
+}
+
 public nonisolated enum Facewire_V1_FrameStatus: SwiftProtobuf.Enum, Swift.CaseIterable {
   public typealias RawValue = Int
   case processed // = 0
@@ -192,7 +281,8 @@ public nonisolated struct Facewire_V1_DetectionSettings: Sendable {
 
   public var faceMode: Facewire_V1_DetectionSettings.FaceMode = .unset
 
-  /// bit 0: smile, bit 1: eyes closed; absent = unset, 0 = none
+  /// bit 0: smile, bit 1: eyes closed and openness, bit 2: head pose (pitch, roll from the face mesh),
+  /// bit 3: quality; absent = unset, 0 = none. A worker refuses bits it does not know (SPEC.md 6.1).
   public var classifiers: UInt32 {
     get {_classifiers ?? 0}
     set {_classifiers = newValue}
@@ -201,6 +291,8 @@ public nonisolated struct Facewire_V1_DetectionSettings: Sendable {
   public var hasClassifiers: Bool {self._classifiers != nil}
   /// Clears the value of `classifiers`. Subsequent reads from it will return its default value.
   public mutating func clearClassifiers() {self._classifiers = nil}
+
+  public var landmarks: Facewire_V1_DetectionSettings.Landmarks = .unset
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -288,6 +380,54 @@ public nonisolated struct Facewire_V1_DetectionSettings: Sendable {
 
   }
 
+  public nonisolated enum Landmarks: SwiftProtobuf.Enum, Swift.CaseIterable {
+    public typealias RawValue = Int
+    case unset // = 0
+
+    /// no `landmarks` list (the named points of Face are still sent)
+    case none // = 1
+
+    /// the detector's 5 points (the default)
+    case five // = 2
+
+    /// the 468-point face mesh where it ran, else the 5 points
+    case mesh // = 3
+    case UNRECOGNIZED(Int)
+
+    public init() {
+      self = .unset
+    }
+
+    public init?(rawValue: Int) {
+      switch rawValue {
+      case 0: self = .unset
+      case 1: self = .none
+      case 2: self = .five
+      case 3: self = .mesh
+      default: self = .UNRECOGNIZED(rawValue)
+      }
+    }
+
+    public var rawValue: Int {
+      switch self {
+      case .unset: return 0
+      case .none: return 1
+      case .five: return 2
+      case .mesh: return 3
+      case .UNRECOGNIZED(let i): return i
+      }
+    }
+
+    // The compiler won't synthesize support with the UNRECOGNIZED case.
+    public static let allCases: [Facewire_V1_DetectionSettings.Landmarks] = [
+      .unset,
+      .none,
+      .five,
+      .mesh,
+    ]
+
+  }
+
   public init() {}
 
   fileprivate var _classifiers: UInt32? = nil
@@ -368,7 +508,7 @@ public nonisolated struct Facewire_V1_Face: @unchecked Sendable {
   /// Clears the value of `mouth`. Subsequent reads from it will return its default value.
   public mutating func clearMouth() {_uniqueStorage()._mouth = nil}
 
-  /// roll in degrees, from the eye line; absent when the eyes were not found
+  /// roll in degrees (CIFaceFeature's faceAngle): equal to `roll` when the
   public var faceAngle: Float {
     get {_storage._faceAngle ?? 0}
     set {_uniqueStorage()._faceAngle = newValue}
@@ -378,7 +518,7 @@ public nonisolated struct Facewire_V1_Face: @unchecked Sendable {
   /// Clears the value of `faceAngle`. Subsequent reads from it will return its default value.
   public mutating func clearFaceAngle() {_uniqueStorage()._faceAngle = nil}
 
-  /// detector score 0..1
+  /// mesh measured it, else from the eye line; absent when the eyes were not found
   public var confidence: Float {
     get {_storage._confidence}
     set {_uniqueStorage()._confidence = newValue}
@@ -404,7 +544,7 @@ public nonisolated struct Facewire_V1_Face: @unchecked Sendable {
   /// Clears the value of `nose`. Subsequent reads from it will return its default value.
   public mutating func clearNose() {_uniqueStorage()._nose = nil}
 
-  /// degrees, from the landmarks' geometry; positive = the face turns toward
+  /// degrees; positive = the face turns toward the image's right. From the face
   public var yaw: Float {
     get {_storage._yaw ?? 0}
     set {_uniqueStorage()._yaw = newValue}
@@ -414,7 +554,8 @@ public nonisolated struct Facewire_V1_Face: @unchecked Sendable {
   /// Clears the value of `yaw`. Subsequent reads from it will return its default value.
   public mutating func clearYaw() {_uniqueStorage()._yaw = nil}
 
-  /// the image's right; absent without eyes and nose
+  /// mesh when attribute_source is MESH, else from the 5 landmarks' geometry;
+  /// absent without eyes and nose
   /// Classifiers (absent score = the classifier did not run on this face):
   public var hasSmile_p: Bool {
     get {_storage._hasSmile_p}
@@ -460,6 +601,73 @@ public nonisolated struct Facewire_V1_Face: @unchecked Sendable {
   public var hasRightEyeClosedScore: Bool {_storage._rightEyeClosedScore != nil}
   /// Clears the value of `rightEyeClosedScore`. Subsequent reads from it will return its default value.
   public mutating func clearRightEyeClosedScore() {_uniqueStorage()._rightEyeClosedScore = nil}
+
+  /// Head pose, eye openness and quality (SPEC.md 6.4). Absent = not measured on this face.
+  public var pitch: Float {
+    get {_storage._pitch ?? 0}
+    set {_uniqueStorage()._pitch = newValue}
+  }
+  /// Returns true if `pitch` has been explicitly set.
+  public var hasPitch: Bool {_storage._pitch != nil}
+  /// Clears the value of `pitch`. Subsequent reads from it will return its default value.
+  public mutating func clearPitch() {_uniqueStorage()._pitch = nil}
+
+  /// degrees, from the face mesh; the sense of face_angle
+  public var roll: Float {
+    get {_storage._roll ?? 0}
+    set {_uniqueStorage()._roll = newValue}
+  }
+  /// Returns true if `roll` has been explicitly set.
+  public var hasRoll: Bool {_storage._roll != nil}
+  /// Clears the value of `roll`. Subsequent reads from it will return its default value.
+  public mutating func clearRoll() {_uniqueStorage()._roll = nil}
+
+  /// 0 (shut) .. 1 (wide open), the eye on the image's left
+  public var leftEyeOpenness: Float {
+    get {_storage._leftEyeOpenness ?? 0}
+    set {_uniqueStorage()._leftEyeOpenness = newValue}
+  }
+  /// Returns true if `leftEyeOpenness` has been explicitly set.
+  public var hasLeftEyeOpenness: Bool {_storage._leftEyeOpenness != nil}
+  /// Clears the value of `leftEyeOpenness`. Subsequent reads from it will return its default value.
+  public mutating func clearLeftEyeOpenness() {_uniqueStorage()._leftEyeOpenness = nil}
+
+  public var rightEyeOpenness: Float {
+    get {_storage._rightEyeOpenness ?? 0}
+    set {_uniqueStorage()._rightEyeOpenness = newValue}
+  }
+  /// Returns true if `rightEyeOpenness` has been explicitly set.
+  public var hasRightEyeOpenness: Bool {_storage._rightEyeOpenness != nil}
+  /// Clears the value of `rightEyeOpenness`. Subsequent reads from it will return its default value.
+  public mutating func clearRightEyeOpenness() {_uniqueStorage()._rightEyeOpenness = nil}
+
+  /// 0..1: how usable the face is (size, sharpness, pose)
+  public var quality: Float {
+    get {_storage._quality ?? 0}
+    set {_uniqueStorage()._quality = newValue}
+  }
+  /// Returns true if `quality` has been explicitly set.
+  public var hasQuality: Bool {_storage._quality != nil}
+  /// Clears the value of `quality`. Subsequent reads from it will return its default value.
+  public mutating func clearQuality() {_uniqueStorage()._quality = nil}
+
+  /// what the classifiers and the pose were measured on
+  public var attributeSource: Facewire_V1_AttributeSource {
+    get {_storage._attributeSource}
+    set {_uniqueStorage()._attributeSource = newValue}
+  }
+
+  /// what `landmarks` holds
+  public var landmarkScheme: Facewire_V1_LandmarkScheme {
+    get {_storage._landmarkScheme}
+    set {_uniqueStorage()._landmarkScheme = newValue}
+  }
+
+  /// x0, y0, x1, y1, ... (2 x the scheme's point count)
+  public var landmarks: [Float] {
+    get {_storage._landmarks}
+    set {_uniqueStorage()._landmarks = newValue}
+  }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1024,6 +1232,14 @@ public nonisolated struct Facewire_V1_StreamMessage: @unchecked Sendable {
 
 fileprivate nonisolated let _protobuf_package = "facewire.v1"
 
+nonisolated extension Facewire_V1_AttributeSource: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ATTRIBUTE_SOURCE_NONE\0\u{1}ATTRIBUTE_SOURCE_MESH\0\u{1}ATTRIBUTE_SOURCE_LANDMARKS\0")
+}
+
+nonisolated extension Facewire_V1_LandmarkScheme: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0LANDMARK_SCHEME_NONE\0\u{1}LANDMARK_SCHEME_FIVE\0\u{1}LANDMARK_SCHEME_MESH\0")
+}
+
 nonisolated extension Facewire_V1_FrameStatus: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0FRAME_STATUS_PROCESSED\0\u{1}FRAME_STATUS_DROPPED\0\u{1}FRAME_STATUS_ERROR\0")
 }
@@ -1153,7 +1369,7 @@ nonisolated extension Facewire_V1_FrameHeader: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Facewire_V1_DetectionSettings: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".DetectionSettings"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}accuracy\0\u{3}min_face\0\u{3}max_faces\0\u{3}face_mode\0\u{1}classifiers\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}accuracy\0\u{3}min_face\0\u{3}max_faces\0\u{3}face_mode\0\u{1}classifiers\0\u{1}landmarks\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1166,6 +1382,7 @@ nonisolated extension Facewire_V1_DetectionSettings: SwiftProtobuf.Message, Swif
       case 3: try { try decoder.decodeSingularUInt32Field(value: &self.maxFaces) }()
       case 4: try { try decoder.decodeSingularEnumField(value: &self.faceMode) }()
       case 5: try { try decoder.decodeSingularUInt32Field(value: &self._classifiers) }()
+      case 6: try { try decoder.decodeSingularEnumField(value: &self.landmarks) }()
       default: break
       }
     }
@@ -1191,6 +1408,9 @@ nonisolated extension Facewire_V1_DetectionSettings: SwiftProtobuf.Message, Swif
     try { if let v = self._classifiers {
       try visitor.visitSingularUInt32Field(value: v, fieldNumber: 5)
     } }()
+    if self.landmarks != .unset {
+      try visitor.visitSingularEnumField(value: self.landmarks, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1200,6 +1420,7 @@ nonisolated extension Facewire_V1_DetectionSettings: SwiftProtobuf.Message, Swif
     if lhs.maxFaces != rhs.maxFaces {return false}
     if lhs.faceMode != rhs.faceMode {return false}
     if lhs._classifiers != rhs._classifiers {return false}
+    if lhs.landmarks != rhs.landmarks {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1211,6 +1432,10 @@ nonisolated extension Facewire_V1_DetectionSettings.Accuracy: SwiftProtobuf._Pro
 
 nonisolated extension Facewire_V1_DetectionSettings.FaceMode: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0FACE_MODE_UNSET\0\u{1}FACE_MODE_SMALL\0\u{1}FACE_MODE_LARGE\0")
+}
+
+nonisolated extension Facewire_V1_DetectionSettings.Landmarks: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0LANDMARKS_UNSET\0\u{1}LANDMARKS_NONE\0\u{1}LANDMARKS_FIVE\0\u{1}LANDMARKS_MESH\0")
 }
 
 nonisolated extension Facewire_V1_Point: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
@@ -1295,7 +1520,7 @@ nonisolated extension Facewire_V1_Rect: SwiftProtobuf.Message, SwiftProtobuf._Me
 
 nonisolated extension Facewire_V1_Face: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Face"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}bounds\0\u{3}left_eye\0\u{3}right_eye\0\u{1}mouth\0\u{3}face_angle\0\u{1}confidence\0\u{3}tracking_id\0\u{3}tracking_frame_count\0\u{1}nose\0\u{1}yaw\0\u{3}has_smile\0\u{3}smile_score\0\u{3}left_eye_closed\0\u{3}right_eye_closed\0\u{3}left_eye_closed_score\0\u{3}right_eye_closed_score\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}bounds\0\u{3}left_eye\0\u{3}right_eye\0\u{1}mouth\0\u{3}face_angle\0\u{1}confidence\0\u{3}tracking_id\0\u{3}tracking_frame_count\0\u{1}nose\0\u{1}yaw\0\u{3}has_smile\0\u{3}smile_score\0\u{3}left_eye_closed\0\u{3}right_eye_closed\0\u{3}left_eye_closed_score\0\u{3}right_eye_closed_score\0\u{1}pitch\0\u{1}roll\0\u{3}left_eye_openness\0\u{3}right_eye_openness\0\u{1}quality\0\u{3}attribute_source\0\u{3}landmark_scheme\0\u{1}landmarks\0")
 
   fileprivate class _StorageClass {
     var _bounds: Facewire_V1_Rect? = nil
@@ -1314,6 +1539,14 @@ nonisolated extension Facewire_V1_Face: SwiftProtobuf.Message, SwiftProtobuf._Me
     var _rightEyeClosed: Bool = false
     var _leftEyeClosedScore: Float? = nil
     var _rightEyeClosedScore: Float? = nil
+    var _pitch: Float? = nil
+    var _roll: Float? = nil
+    var _leftEyeOpenness: Float? = nil
+    var _rightEyeOpenness: Float? = nil
+    var _quality: Float? = nil
+    var _attributeSource: Facewire_V1_AttributeSource = .none
+    var _landmarkScheme: Facewire_V1_LandmarkScheme = .none
+    var _landmarks: [Float] = []
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -1340,6 +1573,14 @@ nonisolated extension Facewire_V1_Face: SwiftProtobuf.Message, SwiftProtobuf._Me
       _rightEyeClosed = source._rightEyeClosed
       _leftEyeClosedScore = source._leftEyeClosedScore
       _rightEyeClosedScore = source._rightEyeClosedScore
+      _pitch = source._pitch
+      _roll = source._roll
+      _leftEyeOpenness = source._leftEyeOpenness
+      _rightEyeOpenness = source._rightEyeOpenness
+      _quality = source._quality
+      _attributeSource = source._attributeSource
+      _landmarkScheme = source._landmarkScheme
+      _landmarks = source._landmarks
     }
   }
 
@@ -1374,6 +1615,14 @@ nonisolated extension Facewire_V1_Face: SwiftProtobuf.Message, SwiftProtobuf._Me
         case 14: try { try decoder.decodeSingularBoolField(value: &_storage._rightEyeClosed) }()
         case 15: try { try decoder.decodeSingularFloatField(value: &_storage._leftEyeClosedScore) }()
         case 16: try { try decoder.decodeSingularFloatField(value: &_storage._rightEyeClosedScore) }()
+        case 17: try { try decoder.decodeSingularFloatField(value: &_storage._pitch) }()
+        case 18: try { try decoder.decodeSingularFloatField(value: &_storage._roll) }()
+        case 19: try { try decoder.decodeSingularFloatField(value: &_storage._leftEyeOpenness) }()
+        case 20: try { try decoder.decodeSingularFloatField(value: &_storage._rightEyeOpenness) }()
+        case 21: try { try decoder.decodeSingularFloatField(value: &_storage._quality) }()
+        case 22: try { try decoder.decodeSingularEnumField(value: &_storage._attributeSource) }()
+        case 23: try { try decoder.decodeSingularEnumField(value: &_storage._landmarkScheme) }()
+        case 24: try { try decoder.decodeRepeatedFloatField(value: &_storage._landmarks) }()
         default: break
         }
       }
@@ -1434,6 +1683,30 @@ nonisolated extension Facewire_V1_Face: SwiftProtobuf.Message, SwiftProtobuf._Me
       try { if let v = _storage._rightEyeClosedScore {
         try visitor.visitSingularFloatField(value: v, fieldNumber: 16)
       } }()
+      try { if let v = _storage._pitch {
+        try visitor.visitSingularFloatField(value: v, fieldNumber: 17)
+      } }()
+      try { if let v = _storage._roll {
+        try visitor.visitSingularFloatField(value: v, fieldNumber: 18)
+      } }()
+      try { if let v = _storage._leftEyeOpenness {
+        try visitor.visitSingularFloatField(value: v, fieldNumber: 19)
+      } }()
+      try { if let v = _storage._rightEyeOpenness {
+        try visitor.visitSingularFloatField(value: v, fieldNumber: 20)
+      } }()
+      try { if let v = _storage._quality {
+        try visitor.visitSingularFloatField(value: v, fieldNumber: 21)
+      } }()
+      if _storage._attributeSource != .none {
+        try visitor.visitSingularEnumField(value: _storage._attributeSource, fieldNumber: 22)
+      }
+      if _storage._landmarkScheme != .none {
+        try visitor.visitSingularEnumField(value: _storage._landmarkScheme, fieldNumber: 23)
+      }
+      if !_storage._landmarks.isEmpty {
+        try visitor.visitPackedFloatField(value: _storage._landmarks, fieldNumber: 24)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -1459,6 +1732,14 @@ nonisolated extension Facewire_V1_Face: SwiftProtobuf.Message, SwiftProtobuf._Me
         if _storage._rightEyeClosed != rhs_storage._rightEyeClosed {return false}
         if _storage._leftEyeClosedScore != rhs_storage._leftEyeClosedScore {return false}
         if _storage._rightEyeClosedScore != rhs_storage._rightEyeClosedScore {return false}
+        if _storage._pitch != rhs_storage._pitch {return false}
+        if _storage._roll != rhs_storage._roll {return false}
+        if _storage._leftEyeOpenness != rhs_storage._leftEyeOpenness {return false}
+        if _storage._rightEyeOpenness != rhs_storage._rightEyeOpenness {return false}
+        if _storage._quality != rhs_storage._quality {return false}
+        if _storage._attributeSource != rhs_storage._attributeSource {return false}
+        if _storage._landmarkScheme != rhs_storage._landmarkScheme {return false}
+        if _storage._landmarks != rhs_storage._landmarks {return false}
         return true
       }
       if !storagesAreEqual {return false}

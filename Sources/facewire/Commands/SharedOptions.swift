@@ -155,8 +155,11 @@ struct AnalysisFlags: ParsableArguments {
     @Option(help: "Face mode: small (any size) or large (only faces >= 1/8 of the frame; detector at half width). Default small.")
     var faceMode: String?
 
-    @Option(help: "Classifiers run on each face: smile, eyes, all or none (comma-separated). Default all.")
+    @Option(help: "Classifiers run on each face: smile, eyes, pose, quality, all or none (comma-separated). Default all.")
     var classifiers: String?
+
+    @Option(help: "Landmark list per face: none, 5 (the detector's points) or mesh (468 points, ~3.7 KB per face). Default 5.")
+    var landmarks: String?
 
     /// `defaults` with every given flag applied.
     func options(defaults: AnalysisOptions = AnalysisOptions()) throws -> AnalysisOptions {
@@ -175,6 +178,12 @@ struct AnalysisFlags: ParsableArguments {
         }
         if let minFace { options.minFace = minFace }
         if let maxFaces { options.maxFaces = maxFaces }
+        if let landmarks {
+            guard let value = AnalysisOptions.Landmarks(parsing: landmarks) else {
+                throw ValidationError("--landmarks must be none, 5 or mesh, not '\(landmarks)'")
+            }
+            options.landmarks = value
+        }
         if let classifiers {
             do {
                 options.classifiers = try .parse(classifiers)
@@ -192,7 +201,9 @@ struct AnalysisFlags: ParsableArguments {
 
     /// The given flags as a stream's settings (unset where no flag was given), or `nil` when none was given.
     func settings() throws -> DetectionSettings? {
-        guard accuracy != nil || minFace != nil || maxFaces != nil || faceMode != nil || classifiers != nil else {
+        guard accuracy != nil || minFace != nil || maxFaces != nil || faceMode != nil || classifiers != nil
+            || landmarks != nil
+        else {
             return nil
         }
         let options = try options()
@@ -202,6 +213,13 @@ struct AnalysisFlags: ParsableArguments {
         if minFace != nil { settings.minFace = UInt32(options.minFace) }
         if maxFaces != nil { settings.maxFaces = UInt32(options.maxFaces) }
         if classifiers != nil { settings.classifiers = options.classifiers.rawValue }
+        if landmarks != nil {
+            switch options.landmarks {
+            case .none: settings.landmarks = .none
+            case .five: settings.landmarks = .five
+            case .mesh: settings.landmarks = .mesh
+            }
+        }
         return settings
     }
 
@@ -213,6 +231,7 @@ struct AnalysisFlags: ParsableArguments {
         if let maxFaces { result += ["--max-faces", String(maxFaces)] }
         if let faceMode { result += ["--face-mode", faceMode] }
         if let classifiers { result += ["--classifiers", classifiers] }
+        if let landmarks { result += ["--landmarks", landmarks] }
         return result
     }
 }
