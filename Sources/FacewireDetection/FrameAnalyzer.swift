@@ -13,8 +13,9 @@ public final class FrameAnalyzer {
     public let detector: any FaceDetector
     /// Pixel format decoded for the detector (`.bgr` by default; `.grey` is cheaper for the cascade).
     public let format: PixelImage.Format
-    /// The smile and eyes-closed classifier, or `nil` to never classify.
-    public let classifier: (any ExpressionClassifier)?
+    /// What measures each face's attributes (smile, eyes, pose, quality, mesh landmarks), or `nil` to never
+    /// measure them.
+    public let attributes: (any FaceAttributeMeasurer)?
     private let decoder: JPEGDecoder
 
     /// Creates an analyzer around `detector`.
@@ -22,15 +23,15 @@ public final class FrameAnalyzer {
     ///   - detector: the detector to run (owned by this analyzer from now on; do not use it elsewhere).
     ///   - limits: checked against the JPEG header before any pixels are decoded (default 8192 × 8192, 16 MiB).
     ///   - format: the pixel format to decode into.
-    ///   - classifier: the smile and eyes-closed classifier (owned by this analyzer from now on), or `nil`.
+    ///   - attributes: what measures the faces' attributes (owned by this analyzer from now on), or `nil`.
     /// - Throws: ``ImageError`` if libturbojpeg cannot create a decoder.
     public init(
         detector: any FaceDetector, limits: ImageLimits = .standard, format: PixelImage.Format = .bgr,
-        classifier: (any ExpressionClassifier)? = nil
+        attributes: (any FaceAttributeMeasurer)? = nil
     ) throws {
         self.detector = detector
         self.format = format
-        self.classifier = classifier
+        self.attributes = attributes
         self.decoder = try JPEGDecoder(limits: limits)
     }
 
@@ -65,10 +66,10 @@ public final class FrameAnalyzer {
     /// Analyzes one JPEG frame stored with `orientation`.
     ///
     /// The steps: read the header; decode once, with DCT-domain scaling, to the smallest size whose upright
-    /// width reaches what the detector needs (and, when classifiers run, at least 640 px or the full width, so
-    /// that eyes and mouths keep enough pixels); bring it upright; detect at the width `options` asks for; drop
-    /// faces below the minimum size; keep the `maxFaces` most confident; classify those on the same pixels;
-    /// scale the coordinates to the upright frame at full resolution.
+    /// width reaches what the detector needs (and, when attributes are measured, at least 640 px or the full width,
+    /// so that eyes and mouths keep enough pixels); bring it upright; detect at the width `options` asks for; drop
+    /// faces below the minimum size; keep the `maxFaces` most confident; measure their attributes on the same
+    /// pixels; scale the coordinates to the upright frame at full resolution.
     /// - Throws: ``ImageError`` for bad JPEG data, ``DetectionError`` when the options are invalid or detection
     ///   fails.
     public func analyze(
@@ -81,17 +82,42 @@ public final class FrameAnalyzer {
         let upright = orientation.uprightSize(width: header.width, height: header.height)
         let detectorWidth = options.detectorWidth(base: detector.inputWidth, imageWidth: upright.width)
         var neededWidth = detectorWidth ?? upright.width
-        let classify = classifier != nil && !options.classifiers.isEmpty
-        if classify { neededWidth = max(neededWidth, min(upright.width, Self.classifierWidth)) }
+        if measuresAttributes(options) { neededWidth = max(neededWidth, min(upright.width, Self.classifierWidth)) }
         let scale = ScalingFactor.smallest(reaching: neededWidth, from: upright.width)
         let stored = try decoder.decode(jpeg, scale: scale, format: format)
         let image = orientation.applied(to: stored)
-        let decodeEnd = clock.now
+        let decodeMilliseconds = Self.milliseconds(clock.now - decodeStart)
+        return try analyzeUpright(
+            image, fullWidth: upright.width, fullHeight: upright.height, detectorWidth: detectorWidth, options: options,
+            decodeMilliseconds: decodeMilliseconds)
+    }
 
-        let sx = Float(upright.width) / Float(max(1, image.width))
-        let sy = Float(upright.height) / Float(max(1, image.height))
+    /// Analyzes an upright image that is already decoded (for evaluation on image sets): detection and attributes
+    /// as for a JPEG frame, in the image's own coordinates; `decodeMilliseconds` is 0.
+    /// - Throws: ``DetectionError`` when the options are invalid or detection fails.
+    public func analyze(image: PixelImage, options: AnalysisOptions = AnalysisOptions()) throws -> FrameAnalysis {
+        try options.validate()
+        let detectorWidth = options.detectorWidth(base: detector.inputWidth, imageWidth: image.width)
+        return try analyzeUpright(
+            image, fullWidth: image.width, fullHeight: image.height, detectorWidth: detectorWidth, options: options,
+            decodeMilliseconds: 0)
+    }
+
+    /// Whether `options` make this analyzer measure attributes.
+    func measuresAttributes(_ options: AnalysisOptions) -> Bool {
+        attributes != nil && (!options.classifiers.isEmpty || options.landmarks == .mesh)
+    }
+
+    private func analyzeUpright(
+        _ image: PixelImage, fullWidth: Int, fullHeight: Int, detectorWidth: Int?, options: AnalysisOptions,
+        decodeMilliseconds: Double
+    ) throws -> FrameAnalysis {
+        let clock = ContinuousClock()
+        let detectStart = clock.now
+        let sx = Float(fullWidth) / Float(max(1, image.width))
+        let sy = Float(fullHeight) / Float(max(1, image.height))
         var faces = try detector.detect(image, inputWidth: detectorWidth.map { min($0, 8192) })
-        let minimum = options.minimumFaceHeight(width: upright.width, height: upright.height) / sy
+        let minimum = options.minimumFaceHeight(width: fullWidth, height: fullHeight) / sy
         if minimum > 0 { faces.removeAll { $0.bounds.height < minimum } }
         if faces.count > options.maxFaces {
             faces.sort { $0.confidence > $1.confidence }
@@ -99,9 +125,13 @@ public final class FrameAnalyzer {
         }
         let detectEnd = clock.now
 
-        if classify, let classifier {
-            for index in faces.indices {
-                faces[index].expression = try classifier.classify(image, face: faces[index], which: options.classifiers)
+        let measure = measuresAttributes(options)
+        if measure, let attributes {
+            try attributes.measure(image, faces: &faces, options: options)
+        }
+        if options.landmarks != .none {
+            for index in faces.indices where faces[index].landmarks == nil {
+                faces[index].landmarks = faces[index].fivePoints.map { FaceLandmarks(scheme: .five, points: $0) }
             }
         }
         let classifyEnd = clock.now
@@ -109,10 +139,9 @@ public final class FrameAnalyzer {
             faces = faces.map { $0.scaled(x: sx, y: sy) }
         }
         return FrameAnalysis(
-            width: upright.width, height: upright.height, faces: faces,
-            decodeMilliseconds: Self.milliseconds(decodeEnd - decodeStart),
-            detectMilliseconds: Self.milliseconds(detectEnd - decodeEnd),
-            classifyMilliseconds: classify ? Self.milliseconds(classifyEnd - detectEnd) : 0)
+            width: fullWidth, height: fullHeight, faces: faces, decodeMilliseconds: decodeMilliseconds,
+            detectMilliseconds: Self.milliseconds(detectEnd - detectStart),
+            classifyMilliseconds: measure ? Self.milliseconds(classifyEnd - detectEnd) : 0)
     }
 
     /// When classifiers run, frames are decoded at least this wide (or at full width when narrower).

@@ -71,7 +71,7 @@ public final class WorkerNode: @unchecked Sendable {
     private var analyzerFactory: WorkerConfiguration.AnalyzerFactory {
         if let factory = configuration.analyzerFactory { return factory }
         let detector = configuration.detector
-        return { _ in try FrameAnalyzer(detector: try makeFaceDetector(detector), classifier: try makeExpressionClassifier()) }
+        return { _ in try FrameAnalyzer(detector: try makeFaceDetector(detector), attributes: try makeAttributeMeasurer()) }
     }
 
     /// Runs detection thread `index` until `stop`, restarting it (fresh analyzer, after a back-off) whenever it dies.

@@ -56,7 +56,7 @@ struct ExpressionAccuracyTests {
             backend == "YuNet"
             ? try YuNetDetector(modelPath: SharedData.yunetModel)
             : try CenterFaceDetector(modelPath: SharedData.centerFaceModel)
-        let analyzer = try FrameAnalyzer(detector: detector, classifier: try makeExpressionClassifier())
+        let analyzer = try FrameAnalyzer(detector: detector, attributes: LandmarkAttributeMeasurer(classifier: CascadeExpressionClassifier()))
         let encoder = try JPEGEncoder()
         let labels = try ExpressionLabel.load()
         var results: [(ExpressionLabel, DetectedFace?)] = []

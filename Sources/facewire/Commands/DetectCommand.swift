@@ -34,7 +34,7 @@ struct DetectCommand: ParsableCommand {
         setOpenCVThreads(1)
         let options = try analysis.options()
         let analyzer = try FrameAnalyzer(
-            detector: try makeFaceDetector(try detector.configuration()), classifier: try makeExpressionClassifier())
+            detector: try makeFaceDetector(try detector.configuration()), attributes: try makeAttributeMeasurer())
         let frameSource = try openFrameSource(source, loop: loop, jpegQuality: 85)
         let printer = LinePrinter(events: false)
         let start = Clock.monotonicNanoseconds()

@@ -56,8 +56,14 @@ public final class CascadeExpressionClassifier: ExpressionClassifier {
     }
 }
 
-/// The expression classifier workers use.
+/// The 5-landmark expression classifier (the mesh's fallback).
 /// - Throws: ``DetectionError`` when the cascades are missing.
 public func makeExpressionClassifier() throws -> (any ExpressionClassifier)? {
     try CascadeExpressionClassifier()
+}
+
+/// What workers measure faces with.
+/// - Throws: ``DetectionError`` when the cascades are missing.
+public func makeAttributeMeasurer() throws -> any FaceAttributeMeasurer {
+    LandmarkAttributeMeasurer(classifier: try CascadeExpressionClassifier())
 }
