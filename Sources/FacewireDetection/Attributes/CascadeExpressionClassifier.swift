@@ -62,8 +62,13 @@ public func makeExpressionClassifier() throws -> (any ExpressionClassifier)? {
     try CascadeExpressionClassifier()
 }
 
-/// What workers measure faces with.
-/// - Throws: ``DetectionError`` when the cascades are missing.
-public func makeAttributeMeasurer() throws -> any FaceAttributeMeasurer {
-    LandmarkAttributeMeasurer(classifier: try CascadeExpressionClassifier())
+/// What workers measure faces with, for `configuration`; `note` receives a line to log when the method differs
+/// from the one asked for.
+/// - Throws: ``DetectionError`` when a model or the cascades are missing.
+public func makeAttributeMeasurer(
+    _ configuration: AttributeConfiguration = AttributeConfiguration(), note: (String) -> Void = { _ in }
+) throws -> any FaceAttributeMeasurer {
+    let resolved = try configuration.resolve()
+    if let text = resolved.note { note(text) }
+    return LandmarkAttributeMeasurer(classifier: try CascadeExpressionClassifier())
 }

@@ -6,7 +6,7 @@ import Foundation
 struct EvalCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "eval",
-        abstract: "Score a detector on an annotated image set: AP, recall, eye error, false positives, ms/image.",
+        abstract: "Score a detector on an annotated image set (AP, recall, eye error, false positives, ms/image), or the face attributes on a labelled set (--attributes).",
         discussion: """
             Reads a JSON-lines annotation file (the format of ../shared/data/faces/dev.jsonl; image paths are \
             relative to it), decodes every image once, runs the detector at --eval-threshold on each image for the \
@@ -18,11 +18,24 @@ struct EvalCommand: ParsableCommand {
             threshold. Recall by face height, eye NME (mean eye error / annotated inter-ocular distance, eyes \
             paired by x order) and false positives on the face-free images use --score-threshold (the backend's \
             default). scripts/eval-baseline.py computes the same figures with OpenCV-Python (BENCHMARKS.md).
+
+            With --attributes, scores smile, eyes closed and head pose instead, on the largest face of each image,             with the worker's own attribute pipeline: --attributes LABELS.tsv (GENKI-4K's format: file, smile, yaw,             pitch, roll in radians) or --attributes DIR holding closed/ and open/ folders of faces (both eyes closed,             both open; padded by --pad, 0.3 by default, before detection).
             """
     )
 
     @Option(help: "The annotation file (JSON lines: image, width, height, source, faces[box, landmarks]).")
-    var annotations: String
+    var annotations: String?
+
+    @Option(help: "Score the face attributes instead: a GENKI-style labels.tsv, or a folder with closed/ and open/ face folders.")
+    var attributes: String?
+
+    @Option(help: "With --attributes: pad each image by this fraction of its size on every side (edge pixels repeated) before detection. Default 0.3 for closed/open folders, 0 for a labels file.")
+    var pad: Double?
+
+    @Option(help: "With --attributes: the classifiers to score (as --classifiers on a worker).")
+    var classifiers: String = "all"
+
+    @OptionGroup var attributeModels: AttributeModelOptions
 
     @OptionGroup var detector: DetectorOptions
 
@@ -54,6 +67,10 @@ struct EvalCommand: ParsableCommand {
     var name: String?
 
     func validate() throws {
+        guard (annotations == nil) != (attributes == nil) else {
+            throw ValidationError("give exactly one of --annotations (detector) and --attributes (face attributes)")
+        }
+        if let pad, !(0...4).contains(pad) { throw ValidationError("--pad must be in 0...4, not \(pad)") }
         guard (0...1).contains(iou), iou > 0 else { throw ValidationError("--iou must be in (0, 1], not \(iou)") }
         guard minFaceHeight >= 0 else { throw ValidationError("--min-face-height must be >= 0") }
         guard fppi > 0, fppi.isFinite else { throw ValidationError("--fppi must be positive") }
@@ -67,6 +84,8 @@ struct EvalCommand: ParsableCommand {
     }
 
     func run() throws {
+        if let attributes { return try runAttributes(attributes) }
+        let annotations = self.annotations ?? ""
         let annotationURL = URL(fileURLWithPath: annotations)
         guard FileManager.default.isReadableFile(atPath: annotationURL.path) else {
             throw ValidationError("--annotations \(annotations): no such readable file")

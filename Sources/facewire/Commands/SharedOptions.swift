@@ -299,3 +299,25 @@ enum FPSOption {
         }
     }
 }
+
+/// How a worker measures face attributes (worker, local, detect and eval).
+struct AttributeModelOptions: ParsableArguments {
+    @Option(help: "What face attributes are measured on: auto (the face mesh when installed, else the 5 landmarks), mesh or landmarks.")
+    var attributeMethod: String = "auto"
+
+    @Option(help: "What reads a smile on the mesh: mesh (mouth geometry, the default) or fer (opt-in: a CNN trained on FER2013, whose terms for commercial use are unclear; install it with scripts/setup.sh --with-fer).")
+    var smileModel: String = "mesh"
+
+    func configuration() throws -> AttributeConfiguration {
+        guard let method = AttributeConfiguration.Method(rawValue: attributeMethod.lowercased()) else {
+            throw ValidationError("--attribute-method must be auto, mesh or landmarks, not '\(attributeMethod)'")
+        }
+        guard let smile = AttributeConfiguration.SmileModel(rawValue: smileModel.lowercased()) else {
+            throw ValidationError("--smile-model must be mesh or fer, not '\(smileModel)'")
+        }
+        return AttributeConfiguration(method: method, smileModel: smile)
+    }
+
+    /// The flags as command-line arguments, for child processes.
+    var arguments: [String] { ["--attribute-method", attributeMethod, "--smile-model", smileModel] }
+}

