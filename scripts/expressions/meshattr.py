@@ -199,9 +199,15 @@ def _aperture(pts, outer, inner, upper, lower):
 
 
 # openness = clamp(aperture / OPEN_FULL, 0, 1); closed when openness < the operating point.
-OPEN_FULL_IRIS = 0.0     # set below
-OPEN_FULL_MESH = 0.0
-EYE_CLOSED_BELOW = 0.5   # openness < 0.5 reads closed: OPEN_FULL_* are chosen so that this is the operating point
+# aperture = mean of the 7 upper-lower lid distances / corner distance (2-D, image px ratios).
+# Operating point: closed when aperture < 0.17 (iris contour), i.e. openness < 0.5. Chosen on our labelled frames'
+# tune split (max min(P, R) is flat over 0.16-0.17) and checked on CEW/UTK (closed recall vs open read closed).
+EYE_CLOSED_APERTURE = 0.17
+OPEN_FULL_IRIS = 2 * EYE_CLOSED_APERTURE
+# The mesh's own lids barely move when the eye closes (median aperture 0.187 closed vs 0.189 open on CEW/UTK):
+# no usable operating point; the constant below only maps the numbers to 0..1 for the comparison.
+OPEN_FULL_MESH = 0.40
+EYE_CLOSED_BELOW = 0.5
 
 
 def eye_aperture_iris(contour71):
@@ -319,9 +325,76 @@ def fit_canonical(mesh, idx=RIGID):
     return s, R, t
 
 
+def _rotvec_to_matrix(w):
+    th = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
+    if th < 1e-12:
+        return [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    k = [w[0] / th, w[1] / th, w[2] / th]
+    c, s_, v = math.cos(th), math.sin(th), 1 - math.cos(th)
+    return [[c + k[0] * k[0] * v, k[0] * k[1] * v - k[2] * s_, k[0] * k[2] * v + k[1] * s_],
+            [k[1] * k[0] * v + k[2] * s_, c + k[1] * k[1] * v, k[1] * k[2] * v - k[0] * s_],
+            [k[2] * k[0] * v - k[1] * s_, k[2] * k[1] * v + k[0] * s_, c + k[2] * k[2] * v]]
+
+
+def _matmul(A, B):
+    return [[sum(A[i][k] * B[k][j] for k in range(3)) for j in range(3)] for i in range(3)]
+
+
+def _solve(A, b):
+    """Gaussian elimination with partial pivoting (small dense systems)."""
+    n = len(b)
+    M = [A[i][:] + [b[i]] for i in range(n)]
+    for c in range(n):
+        p = max(range(c, n), key=lambda r: abs(M[r][c]))
+        M[c], M[p] = M[p], M[c]
+        if abs(M[c][c]) < 1e-15:
+            return [0.0] * n
+        for r in range(c + 1, n):
+            f = M[r][c] / M[c][c]
+            for k in range(c, n + 1):
+                M[r][k] -= f * M[c][k]
+    x = [0.0] * n
+    for r in range(n - 1, -1, -1):
+        x[r] = (M[r][n] - sum(M[r][k] * x[k] for k in range(r + 1, n))) / M[r][r]
+    return x
+
+
+POSE_ITERATIONS = 8
+
+
+def fit_orthographic(mesh, idx=RIGID):
+    """Orthographic (weak-perspective) pose from the mesh's 2-D points only: minimises
+    sum |q_i - (s P R c_i + t)|^2 with q = (x, -y), P = the first two rows, over R, s, t. Starts from Horn's fit
+    (fit_canonical) and takes POSE_ITERATIONS Gauss-Newton steps with R <- exp([w]x) R. The network's z is used only
+    by the start. -> (s, R, t2)."""
+    s, R, t = fit_canonical(mesh, idx)
+    tx, ty = t[0], t[1]
+    C = [CANON_ALL[i] for i in idx]
+    Q = [(mesh[i][0], -mesh[i][1]) for i in idx]
+    for _ in range(POSE_ITERATIONS):
+        JtJ = [[0.0] * 6 for _ in range(6)]
+        Jtr = [0.0] * 6
+        for c, q in zip(C, Q):
+            u = [R[k][0] * c[0] + R[k][1] * c[1] + R[k][2] * c[2] for k in range(3)]
+            r = (s * u[0] + tx - q[0], s * u[1] + ty - q[1])
+            # d/dw of s P (u + w x u) = s P (-[u]x): rows (0, u_z, -u_y), (-u_z, 0, u_x)
+            jx = (0.0, s * u[2], -s * u[1], u[0], 1.0, 0.0)
+            jy = (-s * u[2], 0.0, s * u[0], u[1], 0.0, 1.0)
+            for a_ in range(6):
+                Jtr[a_] += jx[a_] * r[0] + jy[a_] * r[1]
+                for b in range(6):
+                    JtJ[a_][b] += jx[a_] * jx[b] + jy[a_] * jy[b]
+        d = _solve(JtJ, [-v for v in Jtr])
+        R = _matmul(_rotvec_to_matrix(d[:3]), R)
+        s += d[3]
+        tx += d[4]
+        ty += d[5]
+    return s, R, (tx, ty)
+
+
 def head_pose(mesh):
-    """(yaw, pitch, roll) in degrees (conventions above)."""
-    _, R, _ = fit_canonical(mesh)
+    """(yaw, pitch, roll) in degrees (conventions above) from fit_orthographic."""
+    _, R, _ = fit_orthographic(mesh)
     fx, fy, fz = R[0][2], R[1][2], R[2][2]
     rx, ry = R[0][0], R[1][0]
     yaw = math.degrees(math.atan2(fx, fz))
@@ -338,3 +411,68 @@ def to_canonical(mesh, fit=None):
         d = (p[0] - t[0], -p[1] - t[1], -p[2] - t[2])
         out.append(tuple(sum(R[a_][k] * d[a_] for a_ in range(3)) / s for k in range(3)))
     return out
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Smile: geometry of the pose-normalised mesh (canonical frame of fit_canonical, cm; y up).
+#   width = |P61 - P291|                                   mouth-corner distance
+#   lift  = (P61.y + P291.y)/2 - (P13.y + P14.y)/2         corners above the inner-lip midpoint (> 0 = up)
+#   cheek = (|P61 - P187| + |P291 - P411|)/2               corner to the cheek point beside the nose wing
+#   raw   = SMILE_W_WIDTH*width + SMILE_W_LIFT*lift + SMILE_W_CHEEK*cheek
+# The weights are Gaussian naive-Bayes weights ((mean_smile - mean_not) / pooled variance per feature) from the
+# tune split of our 469 labelled frames; the threshold is the operating point chosen on GENKI (max accuracy).
+SMILE_W_WIDTH = 6.877
+SMILE_W_LIFT = 9.499
+SMILE_W_CHEEK = -18.985
+SMILE_THRESHOLD = -25.68
+SMILE_SCALE = 1.0
+CHEEK_L, CHEEK_R = 187, 411
+
+
+def smile_features(mesh, fit=None):
+    P = to_canonical(mesh, fit)
+
+    def dist(a, b):
+        return math.sqrt(sum((P[a][k] - P[b][k]) ** 2 for k in range(3)))
+    width = dist(MOUTH_L, MOUTH_R)
+    lift = (P[MOUTH_L][1] + P[MOUTH_R][1]) / 2 - (P[LIP_UPPER_IN][1] + P[LIP_LOWER_IN][1]) / 2
+    cheek = (dist(MOUTH_L, CHEEK_L) + dist(MOUTH_R, CHEEK_R)) / 2
+    return width, lift, cheek
+
+
+def smile_raw(mesh, fit=None):
+    w, l, c = smile_features(mesh, fit)
+    return SMILE_W_WIDTH * w + SMILE_W_LIFT * l + SMILE_W_CHEEK * c
+
+
+def smile_score(mesh, fit=None):
+    """0..1, 0.5 at the operating point (smile when >= 0.5)."""
+    z = (smile_raw(mesh, fit) - SMILE_THRESHOLD) / SMILE_SCALE
+    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Quality for recognition / pulse: product of four factors, each clamped to 0..1.
+#   size      = (face_height_px - 40) / (80 - 40)                    < 40 px: 0, >= 80 px: 1
+#   sharpness = ln(sharp / 15) / ln(60 / 15)                         sharp = Laplacian variance of the mesh crop;
+#               <= 15: 0 (GENKI's blurriest 5% are ~18), >= 60: 1 (GENKI median 93)
+#   pose      = (1 - (|yaw| - 20) / 25) * (1 - (|pitch| - 15) / 20)   each factor clamped: 1 within 20 deg yaw and
+#               15 deg pitch, 0 beyond 45 deg yaw or 35 deg pitch
+#   presence  = (presence - 0.5) / 0.4                               mesh presence 0.5 -> 0, >= 0.9 -> 1
+QUALITY_SIZE = (40.0, 80.0)
+QUALITY_SHARP = (15.0, 60.0)
+QUALITY_YAW = (20.0, 45.0)
+QUALITY_PITCH = (15.0, 35.0)
+QUALITY_PRESENCE = (0.5, 0.9)
+
+
+def _ramp(v, lo, hi):
+    return min(1.0, max(0.0, (v - lo) / (hi - lo)))
+
+
+def quality(face_height_px, sharpness, yaw, pitch, presence):
+    q_size = _ramp(face_height_px, *QUALITY_SIZE)
+    q_sharp = _ramp(math.log(max(sharpness, 1e-9)), math.log(QUALITY_SHARP[0]), math.log(QUALITY_SHARP[1]))
+    q_pose = (1.0 - _ramp(abs(yaw), *QUALITY_YAW)) * (1.0 - _ramp(abs(pitch), *QUALITY_PITCH))
+    q_pres = _ramp(presence, *QUALITY_PRESENCE)
+    return q_size * q_sharp * q_pose * q_pres
