@@ -135,6 +135,107 @@ int fwcv_face_attributes(fwcv_attributes *attributes, const uint8_t *pixels, int
 
 void fwcv_attributes_destroy(fwcv_attributes *attributes);
 
+// MARK: - Landmark networks (MediaPipe face mesh and iris, an emotion classifier)
+//
+// ONNX models run with cv::dnn (backend OpenCV, target CPU) on a square crop of the image. The crop is described by a
+// fwcv_roi; a crop of N x N pixels (N = the network's input side) is sampled so that crop pixel q (each coordinate
+// 0..N) shows image point
+//
+//     p = c + (size / N) * R(angle) * (q - N/2),   R(a) = [cos a, -sin a; sin a, cos a],
+//
+// i.e. the crop's x axis points along (cos a, sin a) in the (y-down) image. Crop coordinates are continuous: crop
+// pixel j covers [j, j + 1] and shows the image at q = j + 0.5, so the crop is exactly the ROI square (image
+// coordinates are those of the rest of this API: pixel i's centre at i). The same formula maps the networks'
+// crop-pixel outputs back to the image (MediaPipe's LandmarkProjection). With this convention the iris model gives
+// the same point for an eye and its mirror image (0.2-0.6 px apart on real eyes; sampling pixel j at q = j instead
+// puts them about one crop pixel apart). Sampling is bilinear (cv::warpAffine), with black outside the image. When the ROI is more than 2N image pixels wide, the image region it covers is first shrunk
+// with INTER_AREA to about N pixels across, then warped, so that a large face is averaged rather than aliased (as in
+// the face-attribute crop).
+//
+// Every network object holds one cv::dnn::Net and its preallocated buffers: not thread-safe, use one per thread.
+
+/// A square region of an image: side `size` image pixels, centred at (center_x, center_y), rotated by `angle_degrees`
+/// (the same sense as a face's roll: atan2(dy, dx) of the eye line in y-down image coordinates, so a crop with the
+/// face's roll shows the face upright).
+typedef struct fwcv_roi {
+    float center_x, center_y, size, angle_degrees;
+} fwcv_roi;
+
+/// Network kinds for fwcv_landmark_net_create.
+/// - FWCV_NET_MESH: MediaPipe face_landmark.onnx. Input [1,3,192,192] RGB, byte/255. Outputs, in this order:
+///   468 x (x, y, z) landmarks in crop pixels (1404 floats, e.g. `conv2d_20`), then 1 face-presence logit
+///   (`conv2d_30`).
+/// - FWCV_NET_IRIS: MediaPipe iris_landmark.onnx. Input [1,3,64,64] RGB, byte/255. Outputs, in this order:
+///   71 x (x, y, z) eye contour and brow points (213 floats, `output_eyes_contours_and_brows`), then 5 x (x, y, z)
+///   iris points, centre first (15 floats, `output_iris`). Trained on the subject's LEFT eye: a right eye is given
+///   mirrored (fwcv_iris's `mirror`).
+/// - FWCV_NET_EMOTION: an expression classifier such as fer_emotion.onnx. Input [1,1,64,64] grey,
+///   (byte/255 - 0.5) * 2. One output: 7 class probabilities.
+/// Outputs are recognised by their element counts (1404 and 1, 213 and 15, 7), not by their names.
+#define FWCV_NET_MESH 1
+#define FWCV_NET_IRIS 2
+#define FWCV_NET_EMOTION 3
+
+#define FWCV_MESH_POINTS 468
+#define FWCV_IRIS_CONTOUR_POINTS 71
+#define FWCV_IRIS_POINTS 5
+#define FWCV_EMOTION_CLASSES 7
+
+typedef struct fwcv_landmark_net fwcv_landmark_net;
+
+/// Loads an ONNX model of the given kind and checks its input and output shapes with one dry run on a blank input.
+/// Returns NULL (and a message naming the file) when the file cannot be read or loaded, or its shapes are not the
+/// kind's.
+fwcv_landmark_net *fwcv_landmark_net_create(const char *onnx_path, int kind, char *err, size_t errlen);
+void fwcv_landmark_net_destroy(fwcv_landmark_net *net);
+
+/// The number of floats the network takes (C * N * N).
+size_t fwcv_landmark_net_input_count(const fwcv_landmark_net *net);
+/// The number of outputs (2 for mesh and iris, 1 for emotion).
+int fwcv_landmark_net_output_count(const fwcv_landmark_net *net);
+/// The model's name of output `index` (in the documented order), and its number of floats in `*element_count`
+/// (may be NULL). NULL when `index` is out of range. Valid as long as the net.
+const char *fwcv_landmark_net_output_name(const fwcv_landmark_net *net, int index, size_t *element_count);
+
+/// Runs the network on an exactly prepared NCHW input of `input_count` floats (fwcv_landmark_net_input_count) and
+/// writes all outputs concatenated in the documented order (mesh: 1404 then 1; iris: 213 then 15; emotion: 7),
+/// `*output_count` floats in all. Returns 0, or -1 on error (including `output_capacity` too small).
+int fwcv_landmark_net_run_raw(fwcv_landmark_net *net, const float *input, size_t input_count, float *output,
+                              size_t output_capacity, size_t *output_count, char *err, size_t errlen);
+
+typedef struct fwcv_mesh_result {
+    /// 468 x (x, y, z) in image pixels (z: relative depth, same scale as x; smaller is nearer the camera).
+    float points[FWCV_MESH_POINTS * 3];
+    /// sigmoid of the face-presence logit, in (0, 1).
+    float presence;
+    /// Blur measure: the variance of the 3 x 3 Laplacian ([0 1 0; 1 -4 1; 0 1 0], grey levels 0..255, CV_64F) of the
+    /// grey 192 x 192 crop over its central 96 x 96 pixels (the middle 50% x 50%, away from the background). Higher
+    /// is sharper; depends on the face's texture and contrast as well as focus.
+    float sharpness;
+} fwcv_mesh_result;
+
+/// Runs the face mesh on the ROI of an 8-bit image (`channels` 1 = grey or 3 = BGR, rows `stride` bytes apart).
+/// Returns 0, or -1 on error.
+int fwcv_face_mesh(fwcv_landmark_net *net, const uint8_t *pixels, int width, int height, int stride, int channels,
+                   const fwcv_roi *roi, fwcv_mesh_result *out, char *err, size_t errlen);
+
+typedef struct fwcv_iris_result {
+    /// 71 x (x, y, z) eye contour and brow points, image pixels.
+    float contour[FWCV_IRIS_CONTOUR_POINTS * 3];
+    /// 5 x (x, y, z) iris points (centre first), image pixels.
+    float iris[FWCV_IRIS_POINTS * 3];
+} fwcv_iris_result;
+
+/// Runs the iris network on the ROI. With `mirror` nonzero the crop is flipped horizontally (about the ROI's centre
+/// line) before inference and the points' crop x un-flipped (x -> N - x) before mapping back, as MediaPipe does for
+/// the subject's right eye. Points are in image pixels either way. Returns 0, or -1 on error.
+int fwcv_iris(fwcv_landmark_net *net, const uint8_t *pixels, int width, int height, int stride, int channels,
+              const fwcv_roi *roi, int mirror, fwcv_iris_result *out, char *err, size_t errlen);
+
+/// Runs the emotion classifier on the grey ROI crop: writes its 7 outputs. Returns 0, or -1 on error.
+int fwcv_emotion(fwcv_landmark_net *net, const uint8_t *pixels, int width, int height, int stride, int channels,
+                 const fwcv_roi *roi, float probabilities[FWCV_EMOTION_CLASSES], char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif
