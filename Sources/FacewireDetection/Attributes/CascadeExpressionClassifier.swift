@@ -70,5 +70,7 @@ public func makeAttributeMeasurer(
 ) throws -> any FaceAttributeMeasurer {
     let resolved = try configuration.resolve()
     if let text = resolved.note { note(text) }
-    return LandmarkAttributeMeasurer(classifier: try CascadeExpressionClassifier())
+    let fallback = LandmarkAttributeMeasurer(classifier: try CascadeExpressionClassifier())
+    guard let mesh = resolved.meshModel, let iris = resolved.irisModel else { return fallback }
+    return try MeshAttributeMeasurer(meshModel: mesh, irisModel: iris, emotionModel: resolved.emotionModel, fallback: fallback)
 }

@@ -33,8 +33,7 @@ public final class LandmarkAttributeMeasurer: FaceAttributeMeasurer {
             face.expression = try classifier.classify(image, face: face, which: which)
         }
         if options.classifiers.contains(.quality) {
-            face.quality = FaceQuality.score(
-                faceSize: FaceQuality.faceSize(of: face), sharpness: nil, yaw: face.yaw, pitch: nil, presence: nil)
+            face.quality = FaceQuality.score(faceHeight: face.bounds.height, sharpness: nil, yaw: face.yaw, pitch: nil, presence: nil)
         }
         if !options.classifiers.isEmpty { face.attributeSource = .landmarks }
     }

@@ -1,48 +1,38 @@
 import Foundation
 
-/// How usable a face is, 0...1: the product of a size, a sharpness and a pose factor (each 0...1), times the mesh's
-/// confidence that a face is there. Pure arithmetic; what the live view and the pulse estimator use to prefer faces.
+/// How usable a face is, 0...1, for recognition, tracking thumbnails and the pulse estimate: the product of four
+/// ramps, each clamped to 0...1 (design constants, not fitted; `scripts/expressions/RESULTS-mesh.md`):
+///
+/// | factor | 0 at | 1 at |
+/// |---|---|---|
+/// | size: the detector box's height | 40 px | 80 px |
+/// | sharpness: the Laplacian variance of the mesh crop (``FaceMeshOutput/sharpness``), on a log scale | 15 | 60 |
+/// | pose: (1 − ramp(\|yaw\|, 20°, 45°)) × (1 − ramp(\|pitch\|, 15°, 35°)) | 45° yaw or 35° pitch | within 20° and 15° |
+/// | presence: the mesh's face probability | 0.5 | 0.9 |
+///
+/// A factor whose input is unknown (`nil`: no mesh ran) is left out.
 public enum FaceQuality {
-    /// The face's size in pixels for ``score(faceSize:sharpness:yaw:pitch:presence:)``: the larger of the box's
-    /// height and twice the eye distance (the box alone varies by detector).
-    public static func faceSize(of face: DetectedFace) -> Float {
-        var size = face.bounds.height
-        if let left = face.leftEye, let right = face.rightEye {
-            let dx = right.x - left.x
-            let dy = right.y - left.y
-            size = max(size, 2 * (dx * dx + dy * dy).squareRoot())
+    static let size: (Float, Float) = (40, 80)
+    static let sharpness: (Float, Float) = (15, 60)
+    static let yaw: (Float, Float) = (20, 45)
+    static let pitch: (Float, Float) = (15, 35)
+    static let presence: (Float, Float) = (0.5, 0.9)
+
+    /// The quality score (see the table).
+    public static func score(faceHeight: Float, sharpness: Float?, yaw: Float?, pitch: Float?, presence: Float?) -> Float {
+        var quality = ramp(faceHeight, size)
+        if let sharpness {
+            quality *= ramp(log(max(sharpness, 1e-9)), (log(Self.sharpness.0), log(Self.sharpness.1)))
         }
-        return size.isFinite ? max(0, size) : 0
+        if let yaw { quality *= 1 - ramp(abs(yaw), Self.yaw) }
+        if let pitch { quality *= 1 - ramp(abs(pitch), Self.pitch) }
+        if let presence { quality *= ramp(presence, Self.presence) }
+        return quality.isFinite ? min(1, max(0, quality)) : 0
     }
 
-    /// Faces this small (px) score 0 for size.
-    public static let minimumSize: Float = 24
-    /// Faces this large (px) or larger score 1 for size.
-    public static let fullSize: Float = 96
-    /// The Laplacian variance (see ``FaceMeshOutput/sharpness``) at which sharpness scores 0.5.
-    public static let halfSharpness: Float = 40
-    /// The angle (degrees, yaw and pitch combined) at which the pose factor reaches 0.
-    public static let maximumAngle: Float = 70
-
-    /// The quality score. `sharpness`, `pitch` and `presence` may be unknown (`nil`): their factor is then left out.
-    public static func score(faceSize: Float, sharpness: Float?, yaw: Float?, pitch: Float?, presence: Float?) -> Float {
-        let size = smoothstep((faceSize - minimumSize) / (fullSize - minimumSize))
-        var quality = size
-        if let sharpness, sharpness.isFinite {
-            let value = max(0, sharpness)
-            quality *= value / (value + halfSharpness)
-        }
-        let yawValue = yaw.flatMap { $0.isFinite ? $0 : nil } ?? 0
-        let pitchValue = pitch.flatMap { $0.isFinite ? $0 : nil } ?? 0
-        let angle = (yawValue * yawValue + pitchValue * pitchValue).squareRoot()
-        quality *= max(0, cos(min(angle, maximumAngle) / maximumAngle * .pi / 2))
-        if let presence, presence.isFinite { quality *= min(1, max(0, presence)) }
-        return min(1, max(0, quality))
-    }
-
-    static func smoothstep(_ x: Float) -> Float {
-        guard x.isFinite else { return x > 0 ? 1 : 0 }
-        let t = min(1, max(0, x))
-        return t * t * (3 - 2 * t)
+    /// (value − low) / (high − low), clamped to 0...1; 0 for a value that is not a number.
+    static func ramp(_ value: Float, _ range: (Float, Float)) -> Float {
+        guard value.isFinite else { return value == .infinity ? 1 : 0 }
+        return min(1, max(0, (value - range.0) / (range.1 - range.0)))
     }
 }

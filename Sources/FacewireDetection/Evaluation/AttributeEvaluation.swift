@@ -57,8 +57,8 @@ public enum AttributeEvaluation {
     }
 
     /// Parses GENKI-4K's `labels.tsv`: a header `file smile yaw pitch roll`, then one tab-separated line per image
-    /// (smile 1/0, angles in radians). GENKI's yaw and roll have Facewire's sign; its pitch is positive when the
-    /// face turns **down**, so it is negated (Facewire's pitch is positive up).
+    /// (smile 1/0, angles in radians). GENKI's yaw, pitch and roll have Facewire's signs (pitch positive up;
+    /// checked by correlation, `scripts/expressions/RESULTS-mesh.md`).
     /// - Throws: ``DetectionError`` `.invalidConfiguration` naming the line that cannot be read.
     public static func parseGenkiLabels(_ text: String) throws -> [Label] {
         var labels: [Label] = []
@@ -95,7 +95,7 @@ public enum AttributeEvaluation {
                 throw DetectionError(.invalidConfiguration, "labels line \(number + 1): smile '\(other)' is not 0 or 1")
             }
             label.yaw = try angle("yaw")
-            label.pitch = try angle("pitch").map { -$0 }
+            label.pitch = try angle("pitch")
             label.roll = try angle("roll")
             labels.append(label)
         }

@@ -1,0 +1,50 @@
+import FacewireDetection
+import Testing
+
+@Suite("Attribute evaluation")
+struct AttributeEvaluationTests {
+    @Test func genkiLabelsParseToDegrees() throws {
+        let labels = try AttributeEvaluation.parseGenkiLabels(
+            "file\tsmile\tyaw\tpitch\troll\nimages/a.jpg\t1\t0.1\t-0.2\t0\nimages/b.jpg\t0\t\t0.05\t-0.3\n")
+        #expect(labels.count == 2)
+        #expect(labels[0].file == "images/a.jpg" && labels[0].smile == true)
+        #expect(abs(labels[0].yaw! - 5.7296) < 1e-3)
+        #expect(abs(labels[0].pitch! + 11.459) < 1e-3, "GENKI's pitch sign is kept")
+        #expect(labels[1].smile == false && labels[1].yaw == nil)
+        #expect(throws: DetectionError.self) { try AttributeEvaluation.parseGenkiLabels("file\tsmile\nx.jpg\t2\n") }
+        #expect(throws: DetectionError.self) { try AttributeEvaluation.parseGenkiLabels("name\tvalue\nx.jpg\t1\n") }
+        #expect(throws: DetectionError.self) { try AttributeEvaluation.parseGenkiLabels("file\tsmile\tyaw\nx.jpg\t1\tnan\n") }
+    }
+
+    @Test func countsAndRates() {
+        var counts = AttributeEvaluation.BinaryCounts()
+        for (predicted, actual) in [(true, true), (true, true), (true, false), (false, true), (false, false), (false, false)] {
+            counts.add(predicted: predicted, actual: actual)
+        }
+        #expect(counts.total == 6)
+        #expect(counts.accuracy == 4.0 / 6)
+        #expect(counts.precision == 2.0 / 3)
+        #expect(counts.recall == 2.0 / 3)
+        #expect(counts.falsePositiveRate == 1.0 / 3)
+        #expect(AttributeEvaluation.BinaryCounts().precision.isNaN)
+    }
+
+    @Test func aMissedFaceCountsAsANegativeAndIsNotPoseScored() {
+        var report = AttributeEvaluation.Report(name: "t")
+        var face = DetectedFace(bounds: FaceRect(x: 0, y: 0, width: 100, height: 100), confidence: 1)
+        face.expression = FaceExpression(smileScore: 0.9, hasSmile: true, leftEyeClosedScore: 0.9, leftEyeClosed: true, rightEyeClosedScore: 0.1)
+        face.yaw = 10
+        face.attributeSource = .mesh
+        report.add(
+            AttributeEvaluation.Label(file: "a", smile: true, eyesClosed: true, yaw: 4), AttributeEvaluation.Prediction(face: face),
+            attributeMilliseconds: 3, detectMilliseconds: 10)
+        report.add(AttributeEvaluation.Label(file: "b", smile: true, eyesClosed: true, yaw: 0), nil, attributeMilliseconds: nil, detectMilliseconds: 12)
+        #expect(report.images == 2 && report.noFace == 1 && report.fallback == 0)
+        #expect(report.smile.truePositives == 1 && report.smile.falseNegatives == 1)
+        #expect(report.eyesClosed.falseNegatives == 2, "one eye closed is not both")
+        #expect(report.closedReadAsOneEye == 1)
+        #expect(report.yawErrors == [6])
+        #expect(AttributeEvaluation.Report.median([3, 1, 2, 10]) == 2.5)
+        #expect(report.table().contains("smile        accuracy 0.500"))
+    }
+}
