@@ -24,33 +24,6 @@ public struct FaceROI: Sendable, Equatable {
         self.angleDegrees = angleDegrees
     }
 
-    /// The face-mesh ROI for a face with the detector's five landmarks (image-left and image-right eye and mouth
-    /// corner): centred halfway between the eye midpoint and the mouth midpoint, `scale` × the larger of the eye
-    /// distance and the eye-to-mouth distance on a side, rotated by the eye line's roll. With the default scale the
-    /// face (forehead to chin) fills about two thirds of the crop, as in MediaPipe's face-landmark input.
-    /// `nil` when the eyes coincide.
-    public static func face(
-        leftEye: FacePoint, rightEye: FacePoint, mouthLeft: FacePoint, mouthRight: FacePoint, scale: Float = 3.2
-    ) -> FaceROI? {
-        let eyes = FacePoint.midpoint(leftEye, rightEye), mouth = FacePoint.midpoint(mouthLeft, mouthRight)
-        let eyeDistance = hypot(rightEye.x - leftEye.x, rightEye.y - leftEye.y)
-        let eyeMouth = hypot(mouth.x - eyes.x, mouth.y - eyes.y)
-        guard eyeDistance > 0, eyeDistance.isFinite, eyeMouth.isFinite else { return nil }
-        let roll = atan2(rightEye.y - leftEye.y, rightEye.x - leftEye.x) * 180 / .pi
-        return FaceROI(center: .midpoint(eyes, mouth), size: scale * max(eyeDistance, eyeMouth), angleDegrees: roll)
-    }
-
-    /// The iris ROI for one eye given its two corners (e.g. face-mesh points 33 and 133, or 362 and 263): centred
-    /// between them, `scale` × their distance on a side, rotated by `rollDegrees` (the face's roll; `nil`: the
-    /// corners' own line). `nil` when the corners coincide.
-    public static func eye(corner: FacePoint, otherCorner: FacePoint, rollDegrees: Float? = nil, scale: Float = 2.3) -> FaceROI? {
-        let distance = hypot(otherCorner.x - corner.x, otherCorner.y - corner.y)
-        guard distance > 0, distance.isFinite else { return nil }
-        let (a, b) = corner.x <= otherCorner.x ? (corner, otherCorner) : (otherCorner, corner)
-        let roll = rollDegrees ?? atan2(b.y - a.y, b.x - a.x) * 180 / .pi
-        return FaceROI(center: .midpoint(corner, otherCorner), size: scale * distance, angleDegrees: roll)
-    }
-
     var cValue: fwcv_roi {
         fwcv_roi(center_x: center.x, center_y: center.y, size: size, angle_degrees: angleDegrees)
     }

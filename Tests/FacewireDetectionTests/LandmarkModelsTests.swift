@@ -231,8 +231,7 @@ struct LandmarkModelsBehaviourTests {
         let faces = try YuNetDetector(modelPath: SharedData.yunetModel).detect(image)
         let face = try #require(faces.max { $0.confidence < $1.confidence }, "no face in \(file)")
         let left = try #require(face.leftEye), right = try #require(face.rightEye)
-        let corners = try #require(face.mouthCorners)
-        let roi = try #require(FaceROI.face(leftEye: left, rightEye: right, mouthLeft: corners.left, mouthRight: corners.right))
+        let roi = try #require(MeshGeometry.meshROI(fivePoints: try #require(face.fivePoints)))
         return Subject(image: image, face: face, roi: roi, eyeDistance: distance(left, right))
     }
 
@@ -331,12 +330,11 @@ struct LandmarkModelsBehaviourTests {
         let mesh = try FaceMeshModel(modelPath: try #require(FaceMeshModel.findModel()))
         let irisModel = try IrisModel(modelPath: try #require(IrisModel.findModel()))
         let points = try mesh.run(s.image, roi: s.roi).points
-        let roll = try #require(s.face.faceAngle)
-        // (corner, corner, subject's right eye?) — MediaPipe mirrors the subject's right eye.
-        for (a, b, isRight) in [(33, 133, true), (362, 263, false)] {
+        let eyes = try #require(MeshGeometry.eyeROIs(mesh: points))
+        // (corner, corner, ROI, mirrored?) — MediaPipe's iris graph mirrors the image-right eye (362/263).
+        for (a, b, roi, isRight) in [(33, 133, eyes.left, false), (362, 263, eyes.right, true)] {
             let p = points[a].point, q = points[b].point
             let cornerDistance = distance(p, q)
-            let roi = try #require(FaceROI.eye(corner: p, otherCorner: q, rollDegrees: roll))
             let natural = try irisModel.run(s.image, roi: roi, mirror: isRight)
             let other = try irisModel.run(s.image, roi: roi, mirror: !isRight)
             #expect(natural.contour.count == 71 && natural.iris.count == 5)
@@ -364,7 +362,7 @@ struct LandmarkModelsBehaviourTests {
         let mesh = try FaceMeshModel(modelPath: try #require(FaceMeshModel.findModel()))
         let irisModel = try IrisModel(modelPath: try #require(IrisModel.findModel()))
         let points = try mesh.run(s.image, roi: s.roi).points
-        let eye = try #require(FaceROI.eye(corner: points[362].point, otherCorner: points[263].point))
+        let eye = try #require(MeshGeometry.eyeROIs(mesh: points)).right
         _ = try irisModel.run(s.image, roi: eye, mirror: false)
         let clock = ContinuousClock()
         let runs = 30

@@ -1,4 +1,4 @@
-import FacewireDetection
+@testable import FacewireDetection
 import Foundation
 import Testing
 
@@ -114,6 +114,22 @@ struct MeshGeometryTests {
             #expect(abs(pose.yaw - base.yaw) < 0.05)
             #expect(abs(pose.pitch - base.pitch) < 0.05)
         }
+    }
+
+    @Test(arguments: [(10.0, -5.0, 3.0), (-35.0, 20.0, -60.0), (0.0, 0.0, 0.0), (60.0, -30.0, 170.0)])
+    func anglesComeBackFromTheirRotation(_ angles: (Double, Double, Double)) throws {
+        let (yaw, pitch, roll) = angles
+        let radians = Double.pi / 180
+        let u = yaw * radians, p = -pitch * radians, r = -roll * radians
+        let ry: [[Double]] = [[cos(u), 0, sin(u)], [0, 1, 0], [-sin(u), 0, cos(u)]]
+        let rx: [[Double]] = [[1, 0, 0], [0, cos(p), -sin(p)], [0, sin(p), cos(p)]]
+        let rz: [[Double]] = [[cos(r), -sin(r), 0], [sin(r), cos(r), 0], [0, 0, 1]]
+        let got = try #require(MeshGeometry.angles(of: MeshGeometry.multiply(rz, MeshGeometry.multiply(rx, ry))))
+        #expect(abs(Double(got.yaw) - yaw) < 1e-3 && abs(Double(got.pitch) - pitch) < 1e-3 && abs(Double(got.roll) - roll) < 1e-3, "\(got)")
+        // A face turned toward the image's right has its forward axis toward +x; one turned up, toward +y.
+        let forward = MeshGeometry.apply(MeshGeometry.multiply(rz, MeshGeometry.multiply(rx, ry)), SIMD3(0, 0, 1))
+        if roll == 0, pitch == 0 { #expect((forward.x > 0) == (yaw > 0) || yaw == 0) }
+        if roll == 0, yaw == 0 { #expect((forward.y > 0) == (pitch > 0) || pitch == 0) }
     }
 
     @Test func smileFeaturesMatchTheReference() throws {

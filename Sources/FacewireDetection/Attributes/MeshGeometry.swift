@@ -210,19 +210,22 @@ public enum MeshGeometry {
         return fit
     }
 
-    /// Yaw, pitch and roll in degrees from the mesh: with the face's forward axis f = R·(0, 0, 1) and its right axis
-    /// r = R·(1, 0, 0) of ``fitOrthographic(mesh:)``: yaw = atan2(f.x, f.z) (positive: the face turns toward the
-    /// image's right), pitch = atan2(f.y, hypot(f.x, f.z)) (positive: up; 0: the canonical face's frontal),
-    /// roll = atan2(−r.y, r.x) (positive: clockwise on screen, the sense of ``DetectedFace/faceAngle``).
+    /// Yaw, pitch and roll in degrees from the mesh. The rotation R of ``fitOrthographic(mesh:)`` (camera frame:
+    /// x right, y up, z toward the camera) is decomposed as R = R_z(ρ)·R_x(π)·R_y(υ), so that turning the image in
+    /// its plane changes only ρ: yaw = υ = atan2(−R₂₀, R₂₂) (positive: the face turns toward the image's right),
+    /// pitch = −π = −asin(R₂₁) (positive: the face turns up; 0: the canonical face's frontal), roll = −ρ =
+    /// atan2(R₀₁, R₁₁) (positive: clockwise on screen, the sense of ``DetectedFace/faceAngle``).
     public static func headPose(mesh: [SIMD3<Float>]) -> (yaw: Float, pitch: Float, roll: Float)? {
         guard let fit = fitOrthographic(mesh: mesh) else { return nil }
-        let r = fit.rotation
-        let (fx, fy, fz) = (r[0][2], r[1][2], r[2][2])
-        let (rx, ry) = (r[0][0], r[1][0])
+        return angles(of: fit.rotation)
+    }
+
+    /// The yaw, pitch and roll of a rotation (see ``headPose(mesh:)``).
+    static func angles(of r: [[Double]]) -> (yaw: Float, pitch: Float, roll: Float)? {
         let degrees = 180 / Double.pi
-        let yaw = atan2(fx, fz) * degrees
-        let pitch = atan2(fy, (fx * fx + fz * fz).squareRoot()) * degrees
-        let roll = atan2(-ry, rx) * degrees
+        let yaw = atan2(-r[2][0], r[2][2]) * degrees
+        let pitch = -asin(min(1, max(-1, r[2][1]))) * degrees
+        let roll = atan2(r[0][1], r[1][1]) * degrees
         guard yaw.isFinite, pitch.isFinite, roll.isFinite else { return nil }
         return (Float(yaw), Float(pitch), Float(roll))
     }
