@@ -12,6 +12,8 @@ public struct WorkerConfiguration: Sendable {
     public var threads: Int
     /// Which detector each thread builds.
     public var detector: DetectorConfiguration
+    /// How each thread measures face attributes (which models).
+    public var attributes = AttributeConfiguration()
     /// This worker's id in results; threads append `/tN`.
     public var workerID: String
     /// The analysis options for frames whose header leaves a setting unset.

@@ -70,8 +70,8 @@ public final class WorkerNode: @unchecked Sendable {
     /// Builds a thread's analyzer: ``WorkerConfiguration/analyzerFactory`` or the configured detector.
     private var analyzerFactory: WorkerConfiguration.AnalyzerFactory {
         if let factory = configuration.analyzerFactory { return factory }
-        let detector = configuration.detector
-        return { _ in try FrameAnalyzer(detector: try makeFaceDetector(detector), attributes: try makeAttributeMeasurer()) }
+        let (detector, attributes) = (configuration.detector, configuration.attributes)
+        return { _ in try FrameAnalyzer(detector: try makeFaceDetector(detector), attributes: try makeAttributeMeasurer(attributes)) }
     }
 
     /// Runs detection thread `index` until `stop`, restarting it (fresh analyzer, after a back-off) whenever it dies.

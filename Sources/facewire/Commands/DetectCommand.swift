@@ -26,6 +26,7 @@ struct DetectCommand: ParsableCommand {
     var loop: Bool = false
 
     @OptionGroup var detector: DetectorOptions
+    @OptionGroup(title: "Face attributes") var attributeModels: AttributeModelOptions
     @OptionGroup var analysis: AnalysisFlags
     @OptionGroup var log: LogOptions
 
@@ -34,7 +35,8 @@ struct DetectCommand: ParsableCommand {
         setOpenCVThreads(1)
         let options = try analysis.options()
         let analyzer = try FrameAnalyzer(
-            detector: try makeFaceDetector(try detector.configuration()), attributes: try makeAttributeMeasurer())
+            detector: try makeFaceDetector(try detector.configuration()),
+            attributes: try makeAttributeMeasurer(try attributeModels.configuration()) { logger.notice("\($0)") })
         let frameSource = try openFrameSource(source, loop: loop, jpegQuality: 85)
         let printer = LinePrinter(events: false)
         let start = Clock.monotonicNanoseconds()

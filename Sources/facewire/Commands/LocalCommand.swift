@@ -46,6 +46,7 @@ struct LocalCommand: AsyncParsableCommand {
     @OptionGroup(title: "Output") var output: OutputOptions
 
     @OptionGroup var detector: DetectorOptions
+    @OptionGroup(title: "Face attributes") var attributeModels: AttributeModelOptions
     @OptionGroup(title: "Stream settings") var analysis: AnalysisFlags
     @OptionGroup var log: LogOptions
 
@@ -90,7 +91,8 @@ struct LocalCommand: AsyncParsableCommand {
         let printer = output.printer
         let startError = Locked<(any Error)?>(nil)
         let ended = Locked(false)
-        let (workers, threads, detectorArguments) = (self.workers, self.threads, detector.arguments)
+        let (workers, threads) = (self.workers, self.threads)
+        let detectorArguments = detector.arguments + attributeModels.arguments
         let captureArguments = [
             "--role", "capture", "--source", source, "--stream", stream, "--bind", "tcp://127.0.0.1:\(capturePort)",
             "--collector", control, "--fps", fps, "--log-level", childLogLevel,

@@ -34,6 +34,7 @@ struct WorkerCommand: AsyncParsableCommand {
     var maxCaptures: Int = CaptureDirectory.defaultMaxEntries
 
     @OptionGroup var detector: DetectorOptions
+    @OptionGroup(title: "Face attributes") var attributeModels: AttributeModelOptions
     @OptionGroup(title: "Defaults for streams that do not set them") var analysis: AnalysisFlags
     @OptionGroup(title: "Security (CURVE)") var curve: CurveOptions
     @OptionGroup(title: "Metrics") var metrics: MetricsOptions
@@ -50,6 +51,8 @@ struct WorkerCommand: AsyncParsableCommand {
             workerID: id ?? defaultNodeID(),
             analysis: try analysis.options()
         )
+        configuration.attributes = try attributeModels.configuration()
+        if let note = try configuration.attributes.resolve().note { logger.notice("\(note)") }
         guard maxCaptures >= 0 else { throw ValidationError("--max-captures must be 0 or more") }
         configuration.maxCaptures = maxCaptures
         configuration.security = try curve.security(needs: .serverKey)
