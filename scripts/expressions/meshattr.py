@@ -415,34 +415,42 @@ def to_canonical(mesh, fit=None):
 
 # ------------------------------------------------------------------------------------------------------------
 # Smile: geometry of the pose-normalised mesh (canonical frame of fit_canonical, cm; y up).
-#   width = |P61 - P291|                                   mouth-corner distance
-#   lift  = (P61.y + P291.y)/2 - (P13.y + P14.y)/2         corners above the inner-lip midpoint (> 0 = up)
-#   cheek = (|P61 - P187| + |P291 - P411|)/2               corner to the cheek point beside the nose wing
-#   raw   = SMILE_W_WIDTH*width + SMILE_W_LIFT*lift + SMILE_W_CHEEK*cheek
-# The weights are Gaussian naive-Bayes weights ((mean_smile - mean_not) / pooled variance per feature) from the
-# tune split of our 469 labelled frames; the threshold is the operating point chosen on GENKI (max accuracy).
-SMILE_W_WIDTH = 6.877
+#   lift   = (P61.y + P291.y)/2 - (P13.y + P14.y)/2        corners above the inner-lip midpoint (> 0 = up)
+#   cheek  = (|P61 - P187| + |P291 - P411|)/2              corner to the cheek point beside the nose wing (3-D)
+#   open   = P13.y - P14.y                                 inner-lip gap (> 0 = mouth open)
+#   uplip  = P0.y - P13.y                                  upper-lip height, outer to inner midpoint: a smile
+#                                                          stretches it thin, talking does not
+#   raw    = SMILE_W_LIFT*lift + SMILE_W_CHEEK*cheek + SMILE_W_OPEN*open + SMILE_W_UPLIP*uplip
+# Weights: Gaussian naive-Bayes weights, (mean_smile - mean_not) / pooled variance (divided by N) per feature, fitted
+# on the TUNE split (even positions) of our own labelled frames (188 frames, 61 smiles; mesh1). Threshold: the
+# operating point on GENKI-4K with the highest accuracy (only the threshold is chosen there; no weight is fitted on
+# GENKI or the eyes sets). Replaces width/lift/cheek (threshold -25.68), which read talking frames as smiles
+# (frames test P 0.83); see RESULTS-mesh.md.
 SMILE_W_LIFT = 9.499
 SMILE_W_CHEEK = -18.985
-SMILE_THRESHOLD = -25.68
+SMILE_W_OPEN = 0.711
+SMILE_W_UPLIP = -78.002
+SMILE_THRESHOLD = -112.21
 SMILE_SCALE = 1.0
 CHEEK_L, CHEEK_R = 187, 411
 
 
 def smile_features(mesh, fit=None):
+    """(lift, cheek, open, uplip) in canonical cm."""
     P = to_canonical(mesh, fit)
 
     def dist(a, b):
         return math.sqrt(sum((P[a][k] - P[b][k]) ** 2 for k in range(3)))
-    width = dist(MOUTH_L, MOUTH_R)
     lift = (P[MOUTH_L][1] + P[MOUTH_R][1]) / 2 - (P[LIP_UPPER_IN][1] + P[LIP_LOWER_IN][1]) / 2
     cheek = (dist(MOUTH_L, CHEEK_L) + dist(MOUTH_R, CHEEK_R)) / 2
-    return width, lift, cheek
+    opening = P[LIP_UPPER_IN][1] - P[LIP_LOWER_IN][1]
+    uplip = P[LIP_UPPER_OUT][1] - P[LIP_UPPER_IN][1]
+    return lift, cheek, opening, uplip
 
 
 def smile_raw(mesh, fit=None):
-    w, l, c = smile_features(mesh, fit)
-    return SMILE_W_WIDTH * w + SMILE_W_LIFT * l + SMILE_W_CHEEK * c
+    lift, cheek, opening, uplip = smile_features(mesh, fit)
+    return SMILE_W_LIFT * lift + SMILE_W_CHEEK * cheek + SMILE_W_OPEN * opening + SMILE_W_UPLIP * uplip
 
 
 def smile_score(mesh, fit=None):
