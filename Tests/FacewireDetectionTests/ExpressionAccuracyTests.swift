@@ -76,17 +76,17 @@ struct ExpressionAccuracyTests {
 
     @Test("5 landmarks: precision and recall >= 0.8 for smile and each eye closed; winks read as one eye closed", arguments: ["CenterFace", "YuNet"])
     func labelledFrames(backend: String) throws {
-        try check(backend: backend, method: .landmarks, eyesMinimum: 0.8)
+        try check(backend: backend, method: .landmarks, smileMinimum: 0.8, eyesMinimum: 0.8)
     }
 
     @Test(
-        "face mesh: eyes closed precision and recall >= 0.9, smile >= 0.8; winks read as one eye closed", .enabled(if: meshInstalled, "the face-mesh models are not installed: run scripts/setup.sh"),
+        "face mesh: eyes closed precision and recall >= 0.9, smile >= 0.85; winks read as one eye closed", .enabled(if: meshInstalled, "the face-mesh models are not installed: run scripts/setup.sh"),
         arguments: ["CenterFace", "YuNet"])
     func labelledFramesOnTheMesh(backend: String) throws {
-        try check(backend: backend, method: .mesh, eyesMinimum: 0.9)
+        try check(backend: backend, method: .mesh, smileMinimum: 0.85, eyesMinimum: 0.9)
     }
 
-    func check(backend: String, method: AttributeConfiguration.Method, eyesMinimum: Double) throws {
+    func check(backend: String, method: AttributeConfiguration.Method, smileMinimum: Double, eyesMinimum: Double) throws {
         let results = try Self.analyse(backend: backend, method: method)
         var smile = Confusion(), eyes = Confusion()
         var smileHalves = [Confusion(), Confusion()]
@@ -120,7 +120,7 @@ struct ExpressionAccuracyTests {
         #expect(results.count == 469)
         #expect(smile.count >= 350 && eyes.count >= 850, "too few decisions: smile \(smile.count), eyes \(eyes.count)")
         #expect(unclassified <= 10, "\(unclassified) labelled decisions got no answer")
-        #expect(smile.precision >= 0.8 && smile.recall >= 0.8, "smile \(smile)")
+        #expect(smile.precision >= smileMinimum && smile.recall >= smileMinimum, "smile \(smile)")
         #expect(eyes.precision >= eyesMinimum && eyes.recall >= eyesMinimum, "eyes closed \(eyes)")
         // The wink clip (d3; the manifest's d14 has no clean wink, see expression-labels.md): one eye closed while
         // the other is open, the right one.

@@ -231,7 +231,8 @@ struct LandmarkModelsBehaviourTests {
         let faces = try YuNetDetector(modelPath: SharedData.yunetModel).detect(image)
         let face = try #require(faces.max { $0.confidence < $1.confidence }, "no face in \(file)")
         let left = try #require(face.leftEye), right = try #require(face.rightEye)
-        let roi = try #require(MeshGeometry.meshROI(fivePoints: try #require(face.fivePoints)))
+        let five = try #require(face.fivePoints)
+        let roi = try #require(MeshGeometry.meshROI(fivePoints: five))
         return Subject(image: image, face: face, roi: roi, eyeDistance: distance(left, right))
     }
 
@@ -324,7 +325,7 @@ struct LandmarkModelsBehaviourTests {
         }
     }
 
-    @Test("iris centre between the eye corners; mirrored runs agree within 1.5 px", arguments: images)
+    @Test("iris centre between the eye corners; mirrored runs agree within 1.5 px or 5 % of the eye's width", arguments: images)
     func iris(file: String) throws {
         let s = try Self.subject(file)
         let mesh = try FaceMeshModel(modelPath: try #require(FaceMeshModel.findModel()))
@@ -348,7 +349,7 @@ struct LandmarkModelsBehaviourTests {
             #expect(inside, "\(file): iris centre \(centre) outside the box of corners \(p), \(q) (± \(pad))")
             let shift = distance(centre, other.iris[0].point)
             print("iris on \(file) \(isRight ? "right" : "left") eye: centre \(centre), mirrored vs not \(shift) px (eye ROI \(roi.size) px)")
-            #expect(shift < 1.5, "\(file): mirrored and unmirrored iris centres \(shift) px apart")
+            #expect(shift < max(1.5, 0.05 * cornerDistance), "\(file): mirrored and unmirrored iris centres \(shift) px apart (corners \(cornerDistance) px apart)")
             // The iris edge points surround the centre.
             let radius = natural.iris[1...].map { distance($0.point, centre) }
             #expect(radius.allSatisfy { $0 > 0.05 * cornerDistance && $0 < 0.5 * cornerDistance }, "\(file): iris radii \(radius)")

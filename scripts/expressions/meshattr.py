@@ -233,10 +233,11 @@ def eye_openness_mesh(mesh):
 #
 # The mesh is turned into a y-up, z-toward-camera frame, Q = (x, -y, -z) (MediaPipe's z is smaller = nearer),
 # and Horn's closed form (largest eigenvector of a 4x4 symmetric matrix, Jacobi sweeps) gives the rotation R with
-# Q ~ s R C + t over the rigid subset. Face forward f = R (0,0,1), face right r = R (1,0,0):
-#   yaw   = atan2(f.x, f.z)                    > 0: the face turns toward the image's right
-#   pitch = atan2(f.y, hypot(f.x, f.z)) - PITCH_ZERO   > 0: looking up
-#   roll  = atan2(-r.y, r.x)                   the face's left-right axis in y-down image coords (> 0 clockwise)
+# Q ~ s R C + t over the rigid subset; fit_orthographic refines it on the 2-D points. With R = Rz(rho) Rx(pi) Ry(u)
+# (head_pose):
+#   yaw   = u                                  > 0: the face turns toward the image's right
+#   pitch = -pi                                > 0: looking up
+#   roll  = -rho                               in y-down image coords (> 0 clockwise)
 # Rigid subset: forehead, nose bridge and tip, eye corners, nose wings: points that do not move with a smile, a
 # blink or a talking mouth (no lids, brows, lips, jaw, cheeks or silhouette).
 RIGID = (1, 4, 5, 6, 8, 9, 10, 151, 168, 195, 197, 33, 133, 362, 263, 98, 327, 67, 297, 109, 338, 54, 284, 103,
@@ -393,13 +394,15 @@ def fit_orthographic(mesh, idx=RIGID):
 
 
 def head_pose(mesh):
-    """(yaw, pitch, roll) in degrees (conventions above) from fit_orthographic."""
+    """(yaw, pitch, roll) in degrees from fit_orthographic. R (camera frame: x right, y up, z toward the camera) is
+    decomposed as R = Rz(rho) Rx(pi) Ry(upsilon), so that turning the image in its plane changes only rho:
+    yaw = upsilon = atan2(-R[2][0], R[2][2]), pitch = -pi = -asin(R[2][1]), roll = -rho = atan2(R[0][1], R[1][1]).
+    Close to the forward-vector form (yaw = atan2(f.x, f.z), pitch = atan2(f.y, hypot(f.x, f.z)), f = R (0,0,1)) for
+    small angles, but that form mixes roll into yaw and pitch (up to 1.9 deg on the vectors turned by 60 deg)."""
     _, R, _ = fit_orthographic(mesh)
-    fx, fy, fz = R[0][2], R[1][2], R[2][2]
-    rx, ry = R[0][0], R[1][0]
-    yaw = math.degrees(math.atan2(fx, fz))
-    pitch = math.degrees(math.atan2(fy, math.hypot(fx, fz))) - PITCH_ZERO
-    roll = math.degrees(math.atan2(-ry, rx))
+    yaw = math.degrees(math.atan2(-R[2][0], R[2][2]))
+    pitch = -math.degrees(math.asin(max(-1.0, min(1.0, R[2][1])))) - PITCH_ZERO
+    roll = math.degrees(math.atan2(R[0][1], R[1][1]))
     return yaw, pitch, roll
 
 

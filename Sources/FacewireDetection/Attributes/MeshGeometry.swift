@@ -234,15 +234,20 @@ public enum MeshGeometry {
 
     /// Weights of the smile's features (Gaussian naive-Bayes weights from the tune split of our own labelled
     /// frames) and its operating point (chosen on GENKI-4K for the best accuracy): `RESULTS-mesh.md`.
-    static let smileWeightWidth = 6.877
     static let smileWeightLift = 9.499
     static let smileWeightCheek = -18.985
-    static let smileThreshold = -25.68
+    static let smileWeightOpen = 0.711
+    static let smileWeightUpperLip = -78.002
+    static let smileThreshold = -112.21
+    static let lipUpperOuter = 0
 
-    /// The mouth's shape in the canonical frame of `fit` (cm, y up): the corners' distance, how far the corners
-    /// sit above the inner-lip midpoint, and the mean distance of each corner to the cheek point beside the nose
-    /// wing.
-    public static func smileFeatures(mesh: [SIMD3<Float>], fit: Fit) -> (width: Double, lift: Double, cheek: Double) {
+    /// The mouth's shape in the canonical frame of `fit` (cm, y up): `lift`, how far the corners (61, 291) sit
+    /// above the inner-lip midpoint (13, 14); `cheek`, the mean 3-D distance of each corner to the cheek point
+    /// beside the nose wing (187, 411); `open`, the inner lips' gap; `upperLip`, the upper lip's height from its
+    /// outer (0) to its inner (13) midpoint, which a smile stretches thin and talking does not.
+    public static func smileFeatures(
+        mesh: [SIMD3<Float>], fit: Fit
+    ) -> (lift: Double, cheek: Double, open: Double, upperLip: Double) {
         func canonical(_ index: Int) -> SIMD3<Double> {
             let p = mesh[index]
             let d = SIMD3<Double>(Double(p.x), -Double(p.y), -Double(p.z)) - fit.translation
@@ -254,17 +259,17 @@ public enum MeshGeometry {
         }
         func distance(_ a: SIMD3<Double>, _ b: SIMD3<Double>) -> Double { ((a - b) * (a - b)).sum().squareRoot() }
         let left = canonical(mouthLeft), right = canonical(mouthRight)
-        let width = distance(left, right)
-        let lift = (left.y + right.y) / 2 - (canonical(lipUpperInner).y + canonical(lipLowerInner).y) / 2
+        let upperInner = canonical(lipUpperInner), lowerInner = canonical(lipLowerInner)
+        let lift = (left.y + right.y) / 2 - (upperInner.y + lowerInner.y) / 2
         let cheek = (distance(left, canonical(cheekLeft)) + distance(right, canonical(cheekRight))) / 2
-        return (width, lift, cheek)
+        return (lift, cheek, upperInner.y - lowerInner.y, canonical(lipUpperOuter).y - upperInner.y)
     }
 
     /// The smile's raw score: the weighted sum of ``smileFeatures(mesh:fit:)``; a smile at ``smileThreshold`` or
     /// above.
     public static func smileRaw(mesh: [SIMD3<Float>], fit: Fit) -> Double {
         let f = smileFeatures(mesh: mesh, fit: fit)
-        return smileWeightWidth * f.width + smileWeightLift * f.lift + smileWeightCheek * f.cheek
+        return smileWeightLift * f.lift + smileWeightCheek * f.cheek + smileWeightOpen * f.open + smileWeightUpperLip * f.upperLip
     }
 
     /// The smile score 0...1: a logistic of the raw score, 0.5 at the operating point. `nil` when the fit failed or

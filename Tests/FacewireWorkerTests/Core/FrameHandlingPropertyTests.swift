@@ -61,6 +61,7 @@ struct FrameHandlingPropertyTests {
                 header.settings.accuracy = DetectionSettings.Accuracy(rawValue: random.int32()) ?? .unset
                 header.settings.faceMode = DetectionSettings.FaceMode(rawValue: random.int32()) ?? .unset
                 if random.next() % 2 == 0 { header.settings.classifiers = random.uint32() }
+                header.settings.landmarks = DetectionSettings.Landmarks(rawValue: random.int32()) ?? .unset
             }
             let receivedAt = random.int64()
             let outcome = handling.handle(
@@ -81,7 +82,8 @@ struct FrameHandlingPropertyTests {
                 settings.minFace > 65_535 || settings.maxFaces > 256
                     || ![DetectionSettings.Accuracy.unset, .low, .high].contains(settings.accuracy)
                     || ![DetectionSettings.FaceMode.unset, .small, .large].contains(settings.faceMode)
-                    || (settings.hasClassifiers && settings.classifiers & ~UInt32(3) != 0))
+                    || ![DetectionSettings.Landmarks.unset, .none, .five, .mesh].contains(settings.landmarks)
+                    || (settings.hasClassifiers && settings.classifiers & ~AnalysisOptions.Classifiers.all.rawValue != 0))
             if stale {
                 #expect(result.status == .dropped && result.reason == "stale")
             } else if badSettings {
