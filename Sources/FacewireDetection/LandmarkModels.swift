@@ -150,7 +150,7 @@ final class LandmarkNet {
 
 /// MediaPipe's face mesh (`face_landmark.onnx`, converted from the TFLite model): 468 points and a face-presence
 /// score from a 192 × 192 RGB crop of the face. One instance per thread.
-public final class FaceMeshModel {
+public final class FaceMeshModel: LandmarkModel {
     /// The model file name looked for in the model search directories.
     public static let modelFileName = "face_landmark.onnx"
     /// The network's input side in pixels.
@@ -169,10 +169,6 @@ public final class FaceMeshModel {
     /// The network's outputs in the order ``runRaw(_:)`` concatenates them (landmarks, then the presence logit).
     public var outputs: [LandmarkNetOutput] { net.outputs }
 
-    /// `face_landmark.onnx` in ``DetectorConfiguration/defaultModelSearchPaths(environment:)``, or `nil`.
-    public static func findModel(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
-        LandmarkNet.find(modelFileName, environment: environment)
-    }
 
     /// Loads the model and checks its shapes.
     /// - Throws: ``DetectionError`` `.modelNotFound` (no readable file at `modelPath`) or `.modelLoadFailed` (OpenCV
@@ -206,7 +202,7 @@ extension FaceMeshModel: Sendable {}
 /// MediaPipe's iris model (`iris_landmark.onnx`): 71 eye-contour and brow points and 5 iris points from a 64 × 64
 /// RGB crop of one eye. It is trained on the subject's left eye: run the right eye with `mirror: true`. One instance
 /// per thread.
-public final class IrisModel {
+public final class IrisModel: LandmarkModel {
     /// The model file name looked for in the model search directories.
     public static let modelFileName = "iris_landmark.onnx"
     /// The network's input side in pixels.
@@ -219,10 +215,6 @@ public final class IrisModel {
     /// The network's outputs in the order ``runRaw(_:)`` concatenates them (contour and brows, then the iris).
     public var outputs: [LandmarkNetOutput] { net.outputs }
 
-    /// `iris_landmark.onnx` in ``DetectorConfiguration/defaultModelSearchPaths(environment:)``, or `nil`.
-    public static func findModel(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
-        LandmarkNet.find(modelFileName, environment: environment)
-    }
 
     /// Loads the model and checks its shapes.
     /// - Throws: ``DetectionError`` `.modelNotFound` or `.modelLoadFailed`.
@@ -255,7 +247,7 @@ extension IrisModel: Sendable {}
 
 /// A seven-class facial-expression classifier (`fer_emotion.onnx`) on a 64 × 64 grey crop of the face: 7 class
 /// probabilities, index 3 being "happy" (FER-2013's class order). One instance per thread.
-public final class EmotionModel {
+public final class EmotionModel: LandmarkModel {
     /// The model file name looked for in the model search directories.
     public static let modelFileName = "fer_emotion.onnx"
     /// The network's input side in pixels.
@@ -272,10 +264,6 @@ public final class EmotionModel {
     /// The network's one output.
     public var outputs: [LandmarkNetOutput] { net.outputs }
 
-    /// `fer_emotion.onnx` in ``DetectorConfiguration/defaultModelSearchPaths(environment:)``, or `nil`.
-    public static func findModel(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
-        LandmarkNet.find(modelFileName, environment: environment)
-    }
 
     /// Loads the model and checks its shapes.
     /// - Throws: ``DetectionError`` `.modelNotFound` or `.modelLoadFailed`.
@@ -303,3 +291,16 @@ public final class EmotionModel {
 
 @available(*, unavailable, message: "EmotionModel owns a cv::dnn network and its buffers: use one per thread")
 extension EmotionModel: Sendable {}
+
+/// What the landmark models share: a file name looked for in the model directories.
+public protocol LandmarkModel: AnyObject {
+    /// The model file name looked for in the model search directories.
+    static var modelFileName: String { get }
+}
+
+extension LandmarkModel {
+    /// ``modelFileName`` in ``DetectorConfiguration/defaultModelSearchPaths(environment:)``, or `nil`.
+    public static func findModel(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        LandmarkNet.find(modelFileName, environment: environment)
+    }
+}

