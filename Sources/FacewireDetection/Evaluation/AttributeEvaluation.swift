@@ -30,6 +30,7 @@ public enum AttributeEvaluation {
     /// What the analyzer said about one image's largest face (`nil` fields: not measured).
     public struct Prediction: Sendable, Equatable {
         public var smile: Bool?
+        public var smileScore: Float?
         /// Both eyes read closed.
         public var eyesClosed: Bool?
         /// Exactly one eye read closed.
@@ -43,6 +44,7 @@ public enum AttributeEvaluation {
         public init(face: DetectedFace) {
             let expression = face.expression
             if expression.smileScore != nil { smile = expression.hasSmile }
+            smileScore = expression.smileScore
             if expression.leftEyeClosedScore != nil, expression.rightEyeClosedScore != nil {
                 eyesClosed = expression.leftEyeClosed && expression.rightEyeClosed
                 oneEyeClosed = expression.leftEyeClosed != expression.rightEyeClosed
@@ -126,6 +128,12 @@ public enum AttributeEvaluation {
         func ratio(_ a: Int, _ b: Int) -> Double { b == 0 ? .nan : Double(a) / Double(b) }
     }
 
+    /// One face's smile score (`nil`: no face, or not classified) and its label.
+    public struct ScoredLabel: Sendable, Equatable {
+        public var score: Float?
+        public var smiling: Bool
+    }
+
     /// The figures of one set.
     public struct Report: Sendable, Equatable {
         public var name: String
@@ -135,6 +143,8 @@ public enum AttributeEvaluation {
         /// Faces whose attributes came from the 5-landmark fallback rather than the mesh.
         public var fallback = 0
         public var smile = BinaryCounts()
+        /// Every smile-labelled face's score (`nil`: no face or not classified) and label, for ``bestSmileThreshold()``.
+        public var smileScores: [ScoredLabel] = []
         public var eyesClosed = BinaryCounts()
         /// Faces labelled with both eyes closed that read as exactly one eye closed.
         public var closedReadAsOneEye = 0
@@ -154,7 +164,10 @@ public enum AttributeEvaluation {
             if let attributeMilliseconds, attributeMilliseconds.isFinite { self.attributeMilliseconds.append(attributeMilliseconds) }
             if prediction == nil { noFace += 1 }
             if prediction?.source == .landmarks { fallback += 1 }
-            if let actual = label.smile { smile.add(predicted: prediction?.smile ?? false, actual: actual) }
+            if let actual = label.smile {
+                smile.add(predicted: prediction?.smile ?? false, actual: actual)
+                smileScores.append(ScoredLabel(score: prediction?.smileScore, smiling: actual))
+            }
             if let actual = label.eyesClosed {
                 eyesClosed.add(predicted: prediction?.eyesClosed ?? false, actual: actual)
                 if actual, prediction?.oneEyeClosed == true { closedReadAsOneEye += 1 }
@@ -164,6 +177,20 @@ public enum AttributeEvaluation {
                 if let truth = label.pitch, let value = prediction.pitch { pitchErrors.append(abs(value - truth)) }
                 if let truth = label.roll, let value = prediction.roll { rollErrors.append(abs(value - truth)) }
             }
+        }
+
+        /// The smile-score threshold with the best accuracy on this set, and the counts there (a face without a
+        /// score reads "no smile"): how an operating point is chosen on a labelled set. `nil` without labels.
+        public func bestSmileThreshold() -> (threshold: Float, counts: BinaryCounts)? {
+            guard !smileScores.isEmpty else { return nil }
+            let candidates = Set(smileScores.compactMap(\.score)).sorted()
+            var best: (threshold: Float, counts: BinaryCounts)?
+            for threshold in candidates {
+                var counts = BinaryCounts()
+                for item in smileScores { counts.add(predicted: (item.score ?? -1) >= threshold, actual: item.smiling) }
+                if best == nil || counts.accuracy > best!.counts.accuracy { best = (threshold, counts) }
+            }
+            return best
         }
 
         /// The median of `values` (NaN when empty).
@@ -181,6 +208,10 @@ public enum AttributeEvaluation {
             if smile.total > 0 {
                 lines.append(
                     "  smile        accuracy \(f(smile.accuracy))  precision \(f(smile.precision))  recall \(f(smile.recall))  (\(smile.truePositives + smile.falseNegatives) smiling of \(smile.total))")
+                if let best = bestSmileThreshold() {
+                    lines.append(
+                        "               best accuracy on this set at smileScore >= \(String(format: "%.4g", best.threshold)): accuracy \(f(best.counts.accuracy))  precision \(f(best.counts.precision))  recall \(f(best.counts.recall))")
+                }
             }
             if eyesClosed.total > 0 {
                 lines.append(
