@@ -148,7 +148,8 @@ void fwcv_attributes_destroy(fwcv_attributes *attributes);
 // were trained with: sampling at the pixel centres q = j + 0.5 instead lowered GENKI's smile accuracy from 0.921 to
 // 0.915. The same formula maps the networks' crop-pixel outputs back to the image (MediaPipe's LandmarkProjection).
 // A mirrored crop is reflected about the ROI's centre line (q.x -> N - q.x), and so are its outputs.
-Sampling is bilinear (cv::warpAffine), with black outside the image. When the ROI is more than 2N image pixels wide, the image region it covers is first shrunk
+// Sampling is bilinear (cv::warpAffine), with black outside the image. When the ROI is more than 2N image pixels
+// wide, the image region it covers is first shrunk
 // with INTER_AREA to about N pixels across, then warped, so that a large face is averaged rather than aliased (as in
 // the face-attribute crop).
 //
