@@ -35,6 +35,8 @@ public enum AttributeEvaluation {
         public var eyesClosed: Bool?
         /// Exactly one eye read closed.
         public var oneEyeClosed: Bool?
+        /// The smaller of the two eyes' closed scores: both eyes read closed at a threshold at or below it.
+        public var bothEyesClosedScore: Float?
         public var yaw: Double?
         public var pitch: Double?
         public var roll: Double?
@@ -48,6 +50,7 @@ public enum AttributeEvaluation {
             if expression.leftEyeClosedScore != nil, expression.rightEyeClosedScore != nil {
                 eyesClosed = expression.leftEyeClosed && expression.rightEyeClosed
                 oneEyeClosed = expression.leftEyeClosed != expression.rightEyeClosed
+                bothEyesClosedScore = min(expression.leftEyeClosedScore ?? 0, expression.rightEyeClosedScore ?? 0)
             }
             yaw = face.yaw.map(Double.init)
             pitch = face.pitch.map(Double.init)
@@ -128,7 +131,7 @@ public enum AttributeEvaluation {
         func ratio(_ a: Int, _ b: Int) -> Double { b == 0 ? .nan : Double(a) / Double(b) }
     }
 
-    /// One face's smile score (`nil`: no face, or not classified) and its label.
+    /// One face's score (`nil`: no face, or not classified) and its label (smiling, or both eyes closed).
     public struct ScoredLabel: Sendable, Equatable {
         public var score: Float?
         public var smiling: Bool
@@ -146,6 +149,8 @@ public enum AttributeEvaluation {
         /// Every smile-labelled face's score (`nil`: no face or not classified) and label, for ``bestSmileThreshold()``.
         public var smileScores: [ScoredLabel] = []
         public var eyesClosed = BinaryCounts()
+        /// Every eyes-labelled face's ``Prediction/bothEyesClosedScore`` and label, for ``bestEyesThreshold(maximumOpenReadClosed:)``.
+        public var eyeScores: [ScoredLabel] = []
         /// Faces labelled with both eyes closed that read as exactly one eye closed.
         public var closedReadAsOneEye = 0
         public var yawErrors: [Double] = []
@@ -170,6 +175,7 @@ public enum AttributeEvaluation {
             }
             if let actual = label.eyesClosed {
                 eyesClosed.add(predicted: prediction?.eyesClosed ?? false, actual: actual)
+                eyeScores.append(ScoredLabel(score: prediction?.bothEyesClosedScore, smiling: actual))
                 if actual, prediction?.oneEyeClosed == true { closedReadAsOneEye += 1 }
             }
             if let prediction {
@@ -191,6 +197,18 @@ public enum AttributeEvaluation {
                 if best == nil || counts.accuracy > best!.counts.accuracy { best = (threshold, counts) }
             }
             return best
+        }
+
+        /// The lowest closed-score threshold (both eyes) at which at most `maximumOpenReadClosed` of the open faces
+        /// read closed, and the counts there: the eyes' operating point with the best recall within that budget.
+        public func bestEyesThreshold(maximumOpenReadClosed: Double) -> (threshold: Float, counts: BinaryCounts)? {
+            guard !eyeScores.isEmpty else { return nil }
+            for threshold in Set(eyeScores.compactMap(\.score)).sorted() {
+                var counts = BinaryCounts()
+                for item in eyeScores { counts.add(predicted: (item.score ?? -1) >= threshold, actual: item.smiling) }
+                if counts.falsePositiveRate <= maximumOpenReadClosed { return (threshold, counts) }
+            }
+            return nil
         }
 
         /// The median of `values` (NaN when empty).
@@ -216,6 +234,10 @@ public enum AttributeEvaluation {
             if eyesClosed.total > 0 {
                 lines.append(
                     "  eyes closed  recall \(f(eyesClosed.recall))  open read closed \(f(eyesClosed.falsePositiveRate * 100, 1)) %  precision \(f(eyesClosed.precision))  accuracy \(f(eyesClosed.accuracy))  (closed read as one eye: \(closedReadAsOneEye))")
+                if let best = bestEyesThreshold(maximumOpenReadClosed: 0.05) {
+                    lines.append(
+                        "               best recall on this set with <= 5 % of open faces read closed: both eyes' closed score >= \(String(format: "%.4g", best.threshold)): recall \(f(best.counts.recall))  open read closed \(f(best.counts.falsePositiveRate * 100, 1)) %")
+                }
             }
             if !yawErrors.isEmpty || !pitchErrors.isEmpty || !rollErrors.isEmpty {
                 lines.append(
