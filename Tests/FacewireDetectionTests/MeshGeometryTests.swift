@@ -176,6 +176,18 @@ struct MeshGeometryTests {
         #expect(FaceQuality.score(faceHeight: .nan, sharpness: .infinity, yaw: .nan, pitch: nil, presence: nil) == 0)
     }
 
+    @Test func onlyUsableROIsReachTheNetworks() {
+        let centre = FacePoint(x: 100, y: 100)
+        #expect(MeshAttributeMeasurer.isUsable(FaceROI(center: centre, size: 150, angleDegrees: 10)))
+        for roi in [
+            FaceROI(center: centre, size: 0), FaceROI(center: centre, size: 1.5), FaceROI(center: centre, size: .nan),
+            FaceROI(center: centre, size: 70_000), FaceROI(center: FacePoint(x: .infinity, y: 0), size: 50),
+            FaceROI(center: FacePoint(x: 1e7, y: 0), size: 50), FaceROI(center: centre, size: 50, angleDegrees: .nan),
+        ] {
+            #expect(!MeshAttributeMeasurer.isUsable(roi), "\(roi)")
+        }
+    }
+
     @Test func degenerateInputsGiveNilNotATrap() {
         #expect(MeshGeometry.meshROI(fivePoints: []) == nil)
         let same = FacePoint(x: 5, y: 5)

@@ -46,7 +46,7 @@ public final class MeshAttributeMeasurer: FaceAttributeMeasurer {
     /// Measures one face on the mesh; false (the face untouched) when the mesh cannot be used for it.
     func measureWithMesh(_ image: PixelImage, face: inout DetectedFace, options: AnalysisOptions) throws -> Bool {
         guard face.bounds.height >= Self.minimumFaceHeight, let five = face.fivePoints,
-            let roi = MeshGeometry.meshROI(fivePoints: five)
+            let roi = MeshGeometry.meshROI(fivePoints: five), Self.isUsable(roi)
         else { return false }
         let output = try mesh.run(image, roi: roi)
         guard output.presence >= Self.minimumPresence, output.points.count == MeshGeometry.meshPointCount else { return false }
@@ -74,7 +74,9 @@ public final class MeshAttributeMeasurer: FaceAttributeMeasurer {
                 face.expression.hasSmile = score >= 0.5
             }
         }
-        if classifiers.contains(.eyes), let eyes = MeshGeometry.eyeROIs(mesh: points) {
+        if classifiers.contains(.eyes), let eyes = MeshGeometry.eyeROIs(mesh: points), Self.isUsable(eyes.left),
+            Self.isUsable(eyes.right)
+        {
             let left = MeshGeometry.eyeAperture(contour: try iris.run(image, roi: eyes.left, mirror: false).contour)
             let right = MeshGeometry.eyeAperture(contour: try iris.run(image, roi: eyes.right, mirror: true).contour)
             let leftOpenness = MeshGeometry.eyeOpenness(aperture: left)
@@ -96,5 +98,13 @@ public final class MeshAttributeMeasurer: FaceAttributeMeasurer {
         }
         face.attributeSource = .mesh
         return true
+    }
+
+    /// Whether an ROI is one the networks can be run on: finite, at least 2 px and at most 65,536 px wide, its centre
+    /// within 4 × 65,536 px of the origin (the C shim refuses anything else, which would fail the whole frame).
+    static func isUsable(_ roi: FaceROI) -> Bool {
+        let limit: Float = 65_536
+        return roi.center.x.isFinite && roi.center.y.isFinite && roi.angleDegrees.isFinite && roi.size.isFinite
+            && roi.size >= 2 && roi.size <= limit && abs(roi.center.x) <= 4 * limit && abs(roi.center.y) <= 4 * limit
     }
 }
