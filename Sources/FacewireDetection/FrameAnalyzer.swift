@@ -66,10 +66,11 @@ public final class FrameAnalyzer {
     /// Analyzes one JPEG frame stored with `orientation`.
     ///
     /// The steps: read the header; decode once, with DCT-domain scaling, to the smallest size whose upright
-    /// width reaches what the detector needs (and, when attributes are measured, at least 640 px or the full width,
-    /// so that eyes and mouths keep enough pixels); bring it upright; detect at the width `options` asks for; drop
-    /// faces below the minimum size; keep the `maxFaces` most confident; measure their attributes on the same
-    /// pixels; scale the coordinates to the upright frame at full resolution.
+    /// width reaches what the detector needs and, when attributes are measured, what the measurer asks for (640 px
+    /// for the 5-landmark classifiers, so that eyes and mouths keep enough pixels; the full width for the face
+    /// mesh); bring it upright; detect at the width `options` asks for; drop faces below the minimum size; keep the
+    /// `maxFaces` most confident; measure their attributes on the same pixels; scale the coordinates to the upright
+    /// frame at full resolution.
     /// - Throws: ``ImageError`` for bad JPEG data, ``DetectionError`` when the options are invalid or detection
     ///   fails.
     public func analyze(
@@ -82,7 +83,9 @@ public final class FrameAnalyzer {
         let upright = orientation.uprightSize(width: header.width, height: header.height)
         let detectorWidth = options.detectorWidth(base: detector.inputWidth, imageWidth: upright.width)
         var neededWidth = detectorWidth ?? upright.width
-        if measuresAttributes(options) { neededWidth = max(neededWidth, min(upright.width, Self.classifierWidth)) }
+        if measuresAttributes(options), let attributes {
+            neededWidth = max(neededWidth, attributes.decodeWidth(for: options, uprightWidth: upright.width))
+        }
         let scale = ScalingFactor.smallest(reaching: neededWidth, from: upright.width)
         let stored = try decoder.decode(jpeg, scale: scale, format: format)
         let image = orientation.applied(to: stored)
@@ -144,7 +147,8 @@ public final class FrameAnalyzer {
             classifyMilliseconds: measure ? Self.milliseconds(classifyEnd - detectEnd) : 0)
     }
 
-    /// When classifiers run, frames are decoded at least this wide (or at full width when narrower).
+    /// When the 5-landmark classifiers run, frames are decoded at least this wide (or at full width when narrower);
+    /// the face mesh asks for the full width (``FaceAttributeMeasurer/decodeWidth(for:uprightWidth:)``).
     public static let classifierWidth = 640
 
     static func milliseconds(_ duration: Duration) -> Double {

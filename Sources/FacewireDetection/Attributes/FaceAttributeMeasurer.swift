@@ -9,6 +9,18 @@ public protocol FaceAttributeMeasurer: AnyObject {
     /// be measured on a face, stay `nil`.
     /// - Throws: ``DetectionError`` when OpenCV fails.
     func measure(_ image: PixelImage, faces: inout [DetectedFace], options: AnalysisOptions) throws
+
+    /// The width a frame `uprightWidth` pixels wide is decoded at (at least; the detector may need more) when this
+    /// measurer runs with `options`.
+    func decodeWidth(for options: AnalysisOptions, uprightWidth: Int) -> Int
+}
+
+extension FaceAttributeMeasurer {
+    /// At least ``FrameAnalyzer/classifierWidth`` (640 px) or the full width when narrower, so that eyes and mouths
+    /// keep enough pixels for the 5-landmark classifiers.
+    public func decodeWidth(for options: AnalysisOptions, uprightWidth: Int) -> Int {
+        min(uprightWidth, FrameAnalyzer.classifierWidth)
+    }
 }
 
 /// The attributes measured on the detector's 5 landmarks alone: the Haar-cascade smile and eyes-closed classifiers

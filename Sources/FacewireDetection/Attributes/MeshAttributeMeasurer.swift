@@ -30,6 +30,15 @@ public final class MeshAttributeMeasurer: FaceAttributeMeasurer {
         self.fallback = fallback
     }
 
+    /// The full width when the mesh runs, so that every face at least ``minimumFaceHeight`` pixels tall in the frame
+    /// gets it; else the 5-landmark classifiers' width. (Decoding a 1920-pixel frame at 3/8, as for the classifiers,
+    /// sent faces under 107 px to the fallback: 63 of 86 faces on a 1080p clip. A second, full-resolution decode
+    /// only for frames with such faces saved 12 % of the CPU but, with the landmarks found at 3/8, lost the mesh on
+    /// 14 of 74 faces: BENCHMARKS.md.)
+    public func decodeWidth(for options: AnalysisOptions, uprightWidth: Int) -> Int {
+        options.wantsMesh ? uprightWidth : min(uprightWidth, FrameAnalyzer.classifierWidth)
+    }
+
     public func measure(_ image: PixelImage, faces: inout [DetectedFace], options: AnalysisOptions) throws {
         guard options.wantsMesh else {
             try fallback.measure(image, faces: &faces, options: options)
