@@ -99,6 +99,17 @@ public enum HostileMessages {
             eye.y = input.float()
             face.leftEye = eye
         }
+        if input.bool() { face.pitch = input.float() }
+        if input.bool() { face.roll = input.float() }
+        if input.bool() { face.quality = input.float() }
+        if input.bool() { face.leftEyeOpenness = input.float() }
+        face.attributeSource = WireAttributeSource(rawValue: input.below(4)) ?? .none
+        if input.bool() {
+            // A landmark list of a scheme (known or not) and a length that may not match it.
+            face.landmarkScheme = WireLandmarkScheme(rawValue: input.below(4)) ?? .none
+            let count = [0, 10, 936, 937, 2000][input.below(5)]
+            face.landmarks = (0..<count).map { _ in input.float() }
+        }
         face.trackingID = input.uint64()
         face.trackingFrameCount = input.uint32()
         return face
@@ -124,6 +135,7 @@ public enum HostileMessages {
             settings.maxFaces = input.uint32()
             settings.faceMode = DetectionSettings.FaceMode(rawValue: input.below(5)) ?? .unset
             if input.bool() { settings.classifiers = input.uint32() }
+            settings.landmarks = DetectionSettings.Landmarks(rawValue: input.below(6)) ?? .unset
             header.settings = settings
         }
         return header
