@@ -11,6 +11,9 @@ public struct DetectorConfiguration: Sendable, Equatable {
         /// Pick from the model path's file name, or search the model directories when there is no path,
         /// falling back to the cascade (see ``DetectorConfiguration/resolve(environment:)``).
         case auto
+        /// A test tool: no detection, a fixed face after ``DetectorConfiguration/syntheticMilliseconds`` of waiting
+        /// (``SyntheticDetector``).
+        case synthetic
     }
 
     /// Which backend to use.
@@ -26,6 +29,8 @@ public struct DetectorConfiguration: Sendable, Equatable {
     public var maxFaces: Int
     /// Whether the 5-landmark backends refine the landmarks of tilted faces on an upright crop (default on).
     public var refineLandmarks: Bool
+    /// How long the ``Backend/synthetic`` test detector waits per frame, in milliseconds.
+    public var syntheticMilliseconds: Int = 50
 
     /// Creates a configuration. The defaults pick a backend automatically.
     public init(

@@ -81,6 +81,21 @@ public final class FrameAnalyzer {
         let decodeStart = clock.now
         let header = try decoder.readHeader(jpeg)
         let upright = orientation.uprightSize(width: header.width, height: header.height)
+        if let headerOnly = detector as? HeaderOnlyDetector {
+            // A test tool: the header is all it reads; no pixels, so no attributes.
+            let decodeMilliseconds = Self.milliseconds(clock.now - decodeStart)
+            let detectStart = clock.now
+            var faces = try headerOnly.detect(uprightWidth: upright.width, uprightHeight: upright.height)
+            if faces.count > options.maxFaces { faces.removeLast(faces.count - options.maxFaces) }
+            if options.landmarks != .none {
+                for index in faces.indices {
+                    faces[index].landmarks = faces[index].fivePoints.map { FaceLandmarks(scheme: .five, points: $0) }
+                }
+            }
+            return FrameAnalysis(
+                width: upright.width, height: upright.height, faces: faces, decodeMilliseconds: decodeMilliseconds,
+                detectMilliseconds: Self.milliseconds(clock.now - detectStart))
+        }
         let detectorWidth = options.detectorWidth(base: detector.inputWidth, imageWidth: upright.width)
         var neededWidth = detectorWidth ?? upright.width
         if measuresAttributes(options), let attributes {

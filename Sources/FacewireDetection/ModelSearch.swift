@@ -86,11 +86,14 @@ extension DetectorConfiguration {
             case .yunet: (YuNetDetector.defaultInputWidth, YuNetDetector.defaultScoreThreshold)
             case .centerface: (CenterFaceDetector.defaultInputWidth, CenterFaceDetector.defaultScoreThreshold)
             case .cascade, .auto: (CascadeDetector.defaultInputWidth, CascadeDetector.defaultScoreThreshold)
+            case .synthetic: (0, 0)
             }
-        return ResolvedDetector(
+        var resolved = ResolvedDetector(
             backend: backend, modelPath: modelPath, inputWidth: inputWidth ?? defaults.width,
             scoreThreshold: scoreThreshold ?? defaults.threshold, maxFaces: maxFaces, refineLandmarks: refineLandmarks,
             note: note)
+        resolved.syntheticMilliseconds = syntheticMilliseconds
+        return resolved
     }
 
     private static func findPreferredModel(in directories: [String]) -> (backend: Backend, path: String)? {

@@ -13,6 +13,8 @@ public struct ResolvedDetector: Sendable, Equatable {
     public var maxFaces: Int
     /// Whether tilted faces get their landmarks refined (YuNet and CenterFace).
     public var refineLandmarks: Bool
+    /// How long the synthetic test detector waits per frame, in milliseconds.
+    public var syntheticMilliseconds: Int = 50
     /// Why the choice differs from what was asked (for example the cascade fallback), or `nil`.
     public var note: String?
 
@@ -46,6 +48,8 @@ public struct ResolvedDetector: Sendable, Equatable {
             return try CenterFaceDetector(
                 modelPath: modelPath, scoreThreshold: scoreThreshold, inputWidth: inputWidth, maxFaces: maxFaces,
                 refineLandmarks: refineLandmarks)
+        case .synthetic:
+            return try SyntheticDetector(milliseconds: syntheticMilliseconds)
         case .cascade, .auto:
             return try CascadeDetector(
                 faceCascadePath: modelPath, scoreThreshold: scoreThreshold, inputWidth: inputWidth, maxFaces: maxFaces)

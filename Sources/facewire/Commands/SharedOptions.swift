@@ -110,9 +110,12 @@ struct DetectorOptions: ParsableArguments {
     @Option(help: "Refine the landmarks (and faceAngle) of tilted faces on an upright crop: on or off. Default on.")
     var refineLandmarks: String = "on"
 
+    @Option(help: "With --detector synthetic (a test tool for scale tests, not a detector): milliseconds each frame takes, waiting without using the CPU. Default 50.")
+    var syntheticMs: Int = 50
+
     func configuration() throws -> DetectorConfiguration {
         guard let backend = DetectorConfiguration.Backend(rawValue: detector) else {
-            throw ValidationError("unknown --detector '\(detector)': use auto, yunet, centerface or cascade")
+            throw ValidationError("unknown --detector '\(detector)': use auto, yunet, centerface or cascade (or synthetic, a test tool)")
         }
         if let model, !FileManager.default.fileExists(atPath: model) {
             throw ValidationError("--model \(model): no such file")
@@ -123,10 +126,15 @@ struct DetectorOptions: ParsableArguments {
         case "off", "false", "0", "no": refine = false
         default: throw ValidationError("--refine-landmarks must be on or off, not '\(refineLandmarks)'")
         }
-        return DetectorConfiguration(
+        guard (0...SyntheticDetector.maxMilliseconds).contains(syntheticMs) else {
+            throw ValidationError("--synthetic-ms must be in 0...\(SyntheticDetector.maxMilliseconds), not \(syntheticMs)")
+        }
+        var configuration = DetectorConfiguration(
             backend: backend, modelPath: model, inputWidth: inputWidth, scoreThreshold: scoreThreshold,
             refineLandmarks: refine
         )
+        configuration.syntheticMilliseconds = syntheticMs
+        return configuration
     }
 
     /// The same options as command-line arguments, for child processes.
@@ -136,6 +144,7 @@ struct DetectorOptions: ParsableArguments {
         if let inputWidth { result += ["--input-width", String(inputWidth)] }
         if let scoreThreshold { result += ["--score-threshold", String(scoreThreshold)] }
         if refineLandmarks != "on" { result += ["--refine-landmarks", refineLandmarks] }
+        if detector == "synthetic" { result += ["--synthetic-ms", String(syntheticMs)] }
         return result
     }
 }
