@@ -14,6 +14,8 @@ public struct DetectorConfiguration: Sendable, Equatable {
         /// A test tool: no detection, a fixed face after ``DetectorConfiguration/syntheticMilliseconds`` of waiting
         /// (``SyntheticDetector``).
         case synthetic
+        /// A test tool: no detection, no wait and no face (``SyntheticDetector`` with 0 ms): the transport alone.
+        case noop
     }
 
     /// Which backend to use.

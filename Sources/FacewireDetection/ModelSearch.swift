@@ -86,7 +86,7 @@ extension DetectorConfiguration {
             case .yunet: (YuNetDetector.defaultInputWidth, YuNetDetector.defaultScoreThreshold)
             case .centerface: (CenterFaceDetector.defaultInputWidth, CenterFaceDetector.defaultScoreThreshold)
             case .cascade, .auto: (CascadeDetector.defaultInputWidth, CascadeDetector.defaultScoreThreshold)
-            case .synthetic: (0, 0)
+            case .synthetic, .noop: (0, 0)
             }
         var resolved = ResolvedDetector(
             backend: backend, modelPath: modelPath, inputWidth: inputWidth ?? defaults.width,

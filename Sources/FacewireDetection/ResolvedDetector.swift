@@ -50,6 +50,8 @@ public struct ResolvedDetector: Sendable, Equatable {
                 refineLandmarks: refineLandmarks)
         case .synthetic:
             return try SyntheticDetector(milliseconds: syntheticMilliseconds)
+        case .noop:
+            return try SyntheticDetector(milliseconds: 0, reportsFace: false)
         case .cascade, .auto:
             return try CascadeDetector(
                 faceCascadePath: modelPath, scoreThreshold: scoreThreshold, inputWidth: inputWidth, maxFaces: maxFaces)

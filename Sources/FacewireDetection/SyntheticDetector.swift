@@ -11,24 +11,29 @@ public protocol HeaderOnlyDetector: FaceDetector {
 /// **A test tool, not a detector**: for measuring the cluster's own machinery (`--detector synthetic
 /// --synthetic-ms N`). It costs what a detector taking `milliseconds` would cost in time but not in CPU: the worker
 /// reads the JPEG header, sleeps `milliseconds`, and reports one fixed face (centred, a third of the shorter side,
-/// with 5 level landmarks). Sixteen such workers fit on two cores.
+/// with 5 level landmarks). Sixteen such workers fit on two cores. `--detector noop` is the same with no wait and
+/// no face: what the transport alone can carry.
 public final class SyntheticDetector: HeaderOnlyDetector {
     /// The longest wait accepted, in milliseconds.
     public static let maxMilliseconds = 60_000
 
     /// How long each frame takes.
     public let milliseconds: Int
+    /// Whether the fixed face is reported (false: no face, `--detector noop`).
+    public let reportsFace: Bool
 
     /// - Throws: ``DetectionError`` `.invalidConfiguration` for a wait outside 0...``maxMilliseconds``.
-    public init(milliseconds: Int) throws {
+    public init(milliseconds: Int, reportsFace: Bool = true) throws {
         guard (0...Self.maxMilliseconds).contains(milliseconds) else {
             throw DetectionError(.invalidConfiguration, "--synthetic-ms \(milliseconds) is outside 0...\(Self.maxMilliseconds)")
         }
         self.milliseconds = milliseconds
+        self.reportsFace = reportsFace
     }
 
     public func detect(uprightWidth width: Int, uprightHeight height: Int) throws -> [DetectedFace] {
         if milliseconds > 0 { Thread.sleep(forTimeInterval: Double(milliseconds) / 1000) }
+        guard reportsFace else { return [] }
         return Self.face(width: width, height: height).map { [$0] } ?? []
     }
 

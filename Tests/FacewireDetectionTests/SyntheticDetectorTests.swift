@@ -21,6 +21,12 @@ struct SyntheticDetectorTests {
         #expect(try SyntheticDetector(milliseconds: 0).detect(uprightWidth: 2, uprightHeight: 2).isEmpty)
     }
 
+    @Test func noopReportsNoFace() throws {
+        let detector = try #require(try DetectorConfiguration(backend: .noop).resolve().makeDetector() as? SyntheticDetector)
+        #expect(detector.milliseconds == 0 && !detector.reportsFace)
+        #expect(try detector.detect(uprightWidth: 640, uprightHeight: 480).isEmpty)
+    }
+
     @Test func waitsAreBounded() {
         #expect(throws: DetectionError.self) { try SyntheticDetector(milliseconds: -1) }
         #expect(throws: DetectionError.self) { try SyntheticDetector(milliseconds: SyntheticDetector.maxMilliseconds + 1) }

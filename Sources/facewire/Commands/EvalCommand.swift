@@ -164,7 +164,7 @@ struct EvalCommand: ParsableCommand {
         switch backend {
         case .yunet: 0.3
         case .centerface: 0.1
-        case .cascade, .auto, .synthetic: 0
+        case .cascade, .auto, .synthetic, .noop: 0
         }
     }
 

@@ -115,7 +115,7 @@ struct DetectorOptions: ParsableArguments {
 
     func configuration() throws -> DetectorConfiguration {
         guard let backend = DetectorConfiguration.Backend(rawValue: detector) else {
-            throw ValidationError("unknown --detector '\(detector)': use auto, yunet, centerface or cascade (or synthetic, a test tool)")
+            throw ValidationError("unknown --detector '\(detector)': use auto, yunet, centerface or cascade (or the test tools synthetic and noop)")
         }
         if let model, !FileManager.default.fileExists(atPath: model) {
             throw ValidationError("--model \(model): no such file")
