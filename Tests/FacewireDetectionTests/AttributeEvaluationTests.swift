@@ -47,4 +47,22 @@ struct AttributeEvaluationTests {
         #expect(AttributeEvaluation.Report.median([3, 1, 2, 10]) == 2.5)
         #expect(report.table().contains("smile        accuracy 0.500"))
     }
+
+    @Test func thresholdSweeps() throws {
+        var report = AttributeEvaluation.Report(name: "t")
+        // Smiles at 0.9 and 0.6, non-smiles at 0.7 and 0.2, one smile without a face: best accuracy at >= 0.6 (3 of 5).
+        report.smileScores = [(0.9, true), (0.6, true), (0.7, false), (0.2, false), (nil, true)].map {
+            AttributeEvaluation.ScoredLabel(score: $0.0, positive: $0.1)
+        }
+        let smile = try #require(report.bestSmileThreshold())
+        #expect(smile.threshold == 0.6 && smile.counts.truePositives == 2 && smile.counts.falsePositives == 1)
+        // Eyes: open faces at 0.8 and 0.3; the lowest threshold with no open face read closed is 0.9.
+        report.eyeScores = [(0.95, true), (0.9, true), (0.8, false), (0.3, false)].map {
+            AttributeEvaluation.ScoredLabel(score: $0.0, positive: $0.1)
+        }
+        let eyes = try #require(report.bestEyesThreshold(maximumOpenReadClosed: 0))
+        #expect(eyes.threshold == 0.9 && eyes.counts.recall == 1)
+        #expect(report.bestEyesThreshold(maximumOpenReadClosed: 0.5)?.threshold == 0.8)
+        #expect(AttributeEvaluation.Report(name: "empty").bestSmileThreshold() == nil)
+    }
 }

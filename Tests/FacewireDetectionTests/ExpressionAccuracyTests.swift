@@ -22,28 +22,6 @@ struct ExpressionLabel: Decodable {
     }
 }
 
-/// Counts of one binary classifier's decisions against labels.
-struct Confusion: CustomStringConvertible {
-    var truePositives = 0, falsePositives = 0, falseNegatives = 0, trueNegatives = 0
-
-    mutating func add(predicted: Bool, label: Bool) {
-        switch (predicted, label) {
-        case (true, true): truePositives += 1
-        case (true, false): falsePositives += 1
-        case (false, true): falseNegatives += 1
-        case (false, false): trueNegatives += 1
-        }
-    }
-
-    var precision: Double { Double(truePositives) / Double(max(1, truePositives + falsePositives)) }
-    var recall: Double { Double(truePositives) / Double(max(1, truePositives + falseNegatives)) }
-    var count: Int { truePositives + falsePositives + falseNegatives + trueNegatives }
-    var description: String {
-        String(format: "P %.3f R %.3f (TP %d FP %d FN %d TN %d)", precision, recall, truePositives, falsePositives,
-               falseNegatives, trueNegatives)
-    }
-}
-
 /// Acceptance: the smile and eyes-closed classifiers reach precision and recall of at least 0.8 on the 469
 /// hand-labelled video frames, through the path a worker runs: the frame JPEG-encoded as a capture node sends
 /// it (quality 85), decoded and analysed by ``FrameAnalyzer`` with the detector's own landmarks. The frames are
@@ -88,8 +66,8 @@ struct ExpressionAccuracyTests {
 
     func check(backend: String, method: AttributeConfiguration.Method, smileMinimum: Double, eyesMinimum: Double) throws {
         let results = try Self.analyse(backend: backend, method: method)
-        var smile = Confusion(), eyes = Confusion()
-        var smileHalves = [Confusion(), Confusion()]
+        var smile = AttributeEvaluation.BinaryCounts(), eyes = AttributeEvaluation.BinaryCounts()
+        var smileHalves = [AttributeEvaluation.BinaryCounts(), AttributeEvaluation.BinaryCounts()]
         var unclassified = 0
         var winks = 0, winksRead = 0
         for (index, (label, face)) in results.enumerated() {
@@ -99,15 +77,15 @@ struct ExpressionAccuracyTests {
                 if e.smileScore == nil {
                     unclassified += 1
                 } else {
-                    smile.add(predicted: e.hasSmile, label: truth)
-                    smileHalves[index % 2].add(predicted: e.hasSmile, label: truth)
+                    smile.add(predicted: e.hasSmile, actual: truth)
+                    smileHalves[index % 2].add(predicted: e.hasSmile, actual: truth)
                 }
             }
             let predictedEyes = e.leftEyeClosedScore == nil ? nil : (e.leftEyeClosed, e.rightEyeClosed)
             for (truth, predicted) in [(label.left_eye_closed, predictedEyes?.0), (label.right_eye_closed, predictedEyes?.1)] {
                 guard let truth else { continue }
                 guard let predicted else { unclassified += 1; continue }
-                eyes.add(predicted: predicted, label: truth)
+                eyes.add(predicted: predicted, actual: truth)
             }
             if let l = label.left_eye_closed, let r = label.right_eye_closed, l != r {
                 winks += 1
@@ -118,7 +96,7 @@ struct ExpressionAccuracyTests {
               + "smile even/odd frames \(smileHalves[0]) / \(smileHalves[1]); winks read \(winksRead)/\(winks); "
               + "decisions without a face or score \(unclassified)")
         #expect(results.count == 469)
-        #expect(smile.count >= 350 && eyes.count >= 850, "too few decisions: smile \(smile.count), eyes \(eyes.count)")
+        #expect(smile.total >= 350 && eyes.total >= 850, "too few decisions: smile \(smile.total), eyes \(eyes.total)")
         #expect(unclassified <= 10, "\(unclassified) labelled decisions got no answer")
         #expect(smile.precision >= smileMinimum && smile.recall >= smileMinimum, "smile \(smile)")
         #expect(eyes.precision >= eyesMinimum && eyes.recall >= eyesMinimum, "eyes closed \(eyes)")

@@ -108,7 +108,7 @@ public enum AttributeEvaluation {
     }
 
     /// Counts of a binary decision.
-    public struct BinaryCounts: Sendable, Equatable {
+    public struct BinaryCounts: Sendable, Equatable, CustomStringConvertible {
         public var truePositives = 0, falsePositives = 0, trueNegatives = 0, falseNegatives = 0
         public init() {}
 
@@ -129,12 +129,23 @@ public enum AttributeEvaluation {
         public var falsePositiveRate: Double { ratio(falsePositives, falsePositives + trueNegatives) }
 
         func ratio(_ a: Int, _ b: Int) -> Double { b == 0 ? .nan : Double(a) / Double(b) }
+
+        /// "P 0.912 R 0.900 (TP … FP … FN … TN …)".
+        public var description: String {
+            String(
+                format: "P %.3f R %.3f (TP %d FP %d FN %d TN %d)", precision, recall, truePositives, falsePositives,
+                falseNegatives, trueNegatives)
+        }
     }
 
     /// One face's score (`nil`: no face, or not classified) and its label (smiling, or both eyes closed).
     public struct ScoredLabel: Sendable, Equatable {
         public var score: Float?
-        public var smiling: Bool
+        public var positive: Bool
+        public init(score: Float?, positive: Bool) {
+            self.score = score
+            self.positive = positive
+        }
     }
 
     /// The figures of one set.
@@ -171,11 +182,11 @@ public enum AttributeEvaluation {
             if prediction?.source == .landmarks { fallback += 1 }
             if let actual = label.smile {
                 smile.add(predicted: prediction?.smile ?? false, actual: actual)
-                smileScores.append(ScoredLabel(score: prediction?.smileScore, smiling: actual))
+                smileScores.append(ScoredLabel(score: prediction?.smileScore, positive: actual))
             }
             if let actual = label.eyesClosed {
                 eyesClosed.add(predicted: prediction?.eyesClosed ?? false, actual: actual)
-                eyeScores.append(ScoredLabel(score: prediction?.bothEyesClosedScore, smiling: actual))
+                eyeScores.append(ScoredLabel(score: prediction?.bothEyesClosedScore, positive: actual))
                 if actual, prediction?.oneEyeClosed == true { closedReadAsOneEye += 1 }
             }
             if let prediction {
@@ -188,13 +199,9 @@ public enum AttributeEvaluation {
         /// The smile-score threshold with the best accuracy on this set, and the counts there (a face without a
         /// score reads "no smile"): how an operating point is chosen on a labelled set. `nil` without labels.
         public func bestSmileThreshold() -> (threshold: Float, counts: BinaryCounts)? {
-            guard !smileScores.isEmpty else { return nil }
-            let candidates = Set(smileScores.compactMap(\.score)).sorted()
             var best: (threshold: Float, counts: BinaryCounts)?
-            for threshold in candidates {
-                var counts = BinaryCounts()
-                for item in smileScores { counts.add(predicted: (item.score ?? -1) >= threshold, actual: item.smiling) }
-                if best == nil || counts.accuracy > best!.counts.accuracy { best = (threshold, counts) }
+            for point in Self.sweep(smileScores) where best == nil || point.counts.accuracy > best!.counts.accuracy {
+                best = point
             }
             return best
         }
@@ -202,13 +209,17 @@ public enum AttributeEvaluation {
         /// The lowest closed-score threshold (both eyes) at which at most `maximumOpenReadClosed` of the open faces
         /// read closed, and the counts there: the eyes' operating point with the best recall within that budget.
         public func bestEyesThreshold(maximumOpenReadClosed: Double) -> (threshold: Float, counts: BinaryCounts)? {
-            guard !eyeScores.isEmpty else { return nil }
-            for threshold in Set(eyeScores.compactMap(\.score)).sorted() {
+            Self.sweep(eyeScores).first { $0.counts.falsePositiveRate <= maximumOpenReadClosed }
+        }
+
+        /// The counts of "score ≥ threshold" at every distinct score of `scores`, lowest threshold first (a face
+        /// without a score reads negative at every threshold).
+        static func sweep(_ scores: [ScoredLabel]) -> [(threshold: Float, counts: BinaryCounts)] {
+            Set(scores.compactMap(\.score)).sorted().map { threshold in
                 var counts = BinaryCounts()
-                for item in eyeScores { counts.add(predicted: (item.score ?? -1) >= threshold, actual: item.smiling) }
-                if counts.falsePositiveRate <= maximumOpenReadClosed { return (threshold, counts) }
+                for item in scores { counts.add(predicted: (item.score ?? -1) >= threshold, actual: item.positive) }
+                return (threshold, counts)
             }
-            return nil
         }
 
         /// The median of `values` (NaN when empty).
