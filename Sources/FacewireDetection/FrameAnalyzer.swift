@@ -87,11 +87,7 @@ public final class FrameAnalyzer {
             let detectStart = clock.now
             var faces = try headerOnly.detect(uprightWidth: upright.width, uprightHeight: upright.height)
             if faces.count > options.maxFaces { faces.removeLast(faces.count - options.maxFaces) }
-            if options.landmarks != .none {
-                for index in faces.indices {
-                    faces[index].landmarks = faces[index].fivePoints.map { FaceLandmarks(scheme: .five, points: $0) }
-                }
-            }
+            Self.addFivePointLandmarks(&faces, options: options)
             return FrameAnalysis(
                 width: upright.width, height: upright.height, faces: faces, decodeMilliseconds: decodeMilliseconds,
                 detectMilliseconds: Self.milliseconds(clock.now - detectStart))
@@ -147,11 +143,7 @@ public final class FrameAnalyzer {
         if measure, let attributes {
             try attributes.measure(image, faces: &faces, options: options)
         }
-        if options.landmarks != .none {
-            for index in faces.indices where faces[index].landmarks == nil {
-                faces[index].landmarks = faces[index].fivePoints.map { FaceLandmarks(scheme: .five, points: $0) }
-            }
-        }
+        Self.addFivePointLandmarks(&faces, options: options)
         let classifyEnd = clock.now
         if sx != 1 || sy != 1 {
             faces = faces.map { $0.scaled(x: sx, y: sy) }
@@ -166,7 +158,15 @@ public final class FrameAnalyzer {
     /// the face mesh asks for the full width (``FaceAttributeMeasurer/decodeWidth(for:uprightWidth:)``).
     public static let classifierWidth = 640
 
-    static func milliseconds(_ duration: Duration) -> Double {
+    /// Gives each face without a landmark list the detector's 5 points, unless `options` ask for no list.
+    static func addFivePointLandmarks(_ faces: inout [DetectedFace], options: AnalysisOptions) {
+        guard options.landmarks != .none else { return }
+        for index in faces.indices where faces[index].landmarks == nil {
+            faces[index].landmarks = faces[index].fivePoints.map { FaceLandmarks(scheme: .five, points: $0) }
+        }
+    }
+
+        static func milliseconds(_ duration: Duration) -> Double {
         let (seconds, attoseconds) = duration.components
         return Double(seconds) * 1000 + Double(attoseconds) / 1e15
     }
