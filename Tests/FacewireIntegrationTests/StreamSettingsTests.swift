@@ -13,6 +13,9 @@ extension IntegrationTests {
             let local = try cluster.facewire("local", [
                 "--role", "local", "--source", data.appendingPathComponent("faces/unannotated/facenet_pytorch_multiface.jpg").path,
                 "--loop", "--frames", "4", "--fps", "max", "--workers", "1",
+                // Every frame must come back processed: give the collector time enough that a loaded machine never
+                // makes it give up on one (the default 1 s dropped the last frame as `timeout` once in seven CI runs).
+                "--max-delay", "30000",
             ] + extra)
             let status = try await local.waitForExit()
             #expect(status == 0, "\(local.tail(.stderr))")
