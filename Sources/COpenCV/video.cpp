@@ -24,6 +24,8 @@ struct fwcv_video {
     cv::Mat converted;  // BGR conversion when the backend returns another layout
     double fps = 0;
     int64_t frame_count = -1;
+    bool packets = false;        // reading JPEG packets undecoded (motion JPEG)
+    bool pending_packet = false; // `frame` holds a packet read while probing, not yet handed out
 };
 
 namespace {
@@ -51,11 +53,26 @@ bool to_bgr8(const cv::Mat &source, cv::Mat &out) {
     }
 }
 
+/// Switches a freshly opened FFmpeg capture to raw packets (CAP_PROP_FORMAT = -1) and reads the first one: true,
+/// with the packet kept in `frame` for the first read, when it is a JPEG image (starts with SOI and a marker).
+/// False leaves the capture unusable for decoding: the caller opens it again.
+bool probe_jpeg_packets(fwcv_video &video) {
+    if (video.capture.getBackendName() != "FFMPEG") return false;
+    if (!video.capture.set(cv::CAP_PROP_FORMAT, -1)) return false;
+    if (!video.capture.read(video.frame) || video.frame.empty()) return false;
+    const cv::Mat &packet = video.frame;
+    if (packet.type() != CV_8UC1 || packet.rows != 1 || !packet.isContinuous() || packet.cols < 4) return false;
+    const uint8_t *bytes = packet.ptr<uint8_t>();
+    if (bytes[0] != 0xFF || bytes[1] != 0xD8 || bytes[2] != 0xFF) return false;
+    video.pending_packet = true;
+    return true;
+}
+
 }  // namespace
 
 extern "C" {
 
-fwcv_video *fwcv_video_open(const char *path, char *err, size_t errlen) {
+fwcv_video *fwcv_video_open(const char *path, int jpeg_packets, char *err, size_t errlen) {
     if (path == nullptr) {
         set_error(err, errlen, "no path given");
         return nullptr;
@@ -76,8 +93,20 @@ fwcv_video *fwcv_video_open(const char *path, char *err, size_t errlen) {
             delete video;
             return nullptr;
         }
+        if (jpeg_packets && probe_jpeg_packets(*video)) {
+            video->packets = true;
+        } else if (jpeg_packets) {
+            // Not motion JPEG: open again to decode from the first frame.
+            video->capture.release();
+            if (!video->capture.open(path, cv::videoio_registry::hasBackend(cv::CAP_FFMPEG) ? cv::CAP_FFMPEG : cv::CAP_ANY) ||
+                !video->capture.isOpened()) {
+                set_error(err, errlen, std::string("OpenCV cannot open video '") + path + "'");
+                delete video;
+                return nullptr;
+            }
+        }
         // Ask for BGR frames (the default for FFmpeg; harmless where unsupported).
-        video->capture.set(cv::CAP_PROP_CONVERT_RGB, 1);
+        if (!video->packets) video->capture.set(cv::CAP_PROP_CONVERT_RGB, 1);
         const double fps = video->capture.get(cv::CAP_PROP_FPS);
         video->fps = (fps > 0 && fps < 1000) ? fps : 0;
         const double count = video->capture.get(cv::CAP_PROP_FRAME_COUNT);
@@ -134,6 +163,37 @@ int fwcv_video_read(fwcv_video *video, const uint8_t **pixels, int *width, int *
         set_error(err, errlen, std::string("cannot read video frame: ") + e.what());
     } catch (...) {
         set_error(err, errlen, "cannot read video frame: unknown C++ exception");
+    }
+    return -1;
+}
+
+int fwcv_video_passes_packets(const fwcv_video *video) {
+    return video != nullptr && video->packets ? 1 : 0;
+}
+
+int fwcv_video_read_packet(fwcv_video *video, const uint8_t **data, size_t *length, char *err, size_t errlen) {
+    if (video == nullptr || data == nullptr || length == nullptr || !video->packets) {
+        set_error(err, errlen, "fwcv_video_read_packet: null argument or not in packet mode");
+        return -1;
+    }
+    try {
+        if (video->pending_packet) {
+            video->pending_packet = false;
+        } else if (!video->capture.read(video->frame) || video->frame.empty()) {
+            return 0;
+        }
+        const cv::Mat &packet = video->frame;
+        if (packet.type() != CV_8UC1 || !packet.isContinuous()) {
+            set_error(err, errlen, "video packet has an unexpected layout (type " + std::to_string(packet.type()) + ")");
+            return -1;
+        }
+        *data = packet.ptr<uint8_t>();
+        *length = packet.total();
+        return 1;
+    } catch (const std::exception &e) {
+        set_error(err, errlen, std::string("cannot read video packet: ") + e.what());
+    } catch (...) {
+        set_error(err, errlen, "cannot read video packet: unknown C++ exception");
     }
     return -1;
 }

@@ -116,6 +116,21 @@ struct ImageFolderSourceTests {
         #expect(source.files == paths)
     }
 
+    @Test func aFileThatChangesBetweenLoopsIsCheckedAgain() throws {
+        let folder = try TestFiles.makeTemporaryFolder()
+        defer { TestFiles.remove(folder) }
+        let paths = try writeJPEGs(2, in: folder)
+        let source = try ImageFolderSource(directory: folder, loop: true)
+        #expect(try source.next()?.jpeg == TestFiles.read(paths[0]))
+        #expect(try source.next()?.jpeg == TestFiles.read(paths[1]))
+        // Validated once, on the first pass; now the file is replaced by one cut inside its pixels.
+        let large = try JPEGEncoder().encode(TestFiles.image(width: 200, height: 150, seed: 9))
+        try TestFiles.write(Array(large[0..<(large.count * 3 / 4)]), to: paths[0])
+        #expect(try source.next()?.jpeg == TestFiles.read(paths[1]), "the changed file is checked again and skipped")
+        #expect(source.skippedCount == 1)
+        #expect(source.skipped.first?.reason.contains("truncated") == true)
+    }
+
     @Test func folderWithOnlyBadFilesThrows() throws {
         let folder = try TestFiles.makeTemporaryFolder()
         defer { TestFiles.remove(folder) }

@@ -80,3 +80,91 @@ struct VideoFileSourceTests {
         #expect(try JPEGDecoder().decode(frame.jpeg, scale: .half).width == (clip.width + 1) / 2)
     }
 }
+
+/// Motion-JPEG passthrough: clips written for the test by Debian's OpenCV-Python (`/usr/bin/python3`), which the
+/// setup script installs; the tests skip without it.
+@Suite("Video file source: motion JPEG")
+struct MotionJPEGVideoTests {
+    static let python = "/usr/bin/python3"
+
+    /// Whether `/usr/bin/python3` can import cv2.
+    static let openCVPythonPresent: Bool = (try? run([python, "-c", "import cv2"])) == 0
+
+    /// Writes `frames` frames of 160×120 (a gradient that moves with the frame number) at 25 fps with `fourcc`.
+    static func writeClip(_ path: String, fourcc: String, frames: Int) throws {
+        let script = """
+            import sys, cv2, numpy as np
+            w = cv2.VideoWriter(sys.argv[1], cv2.CAP_FFMPEG, cv2.VideoWriter_fourcc(*sys.argv[2]), 25, (160, 120))
+            y, x = np.mgrid[0:120, 0:160]
+            for i in range(int(sys.argv[3])):
+                w.write(np.dstack([(x + 8 * i) % 256, y * 2, (x // 2 + y // 2 + 16 * i) % 256]).astype(np.uint8))
+            w.release()
+            """
+        let status = try run([python, "-c", script, path, fourcc, String(frames)])
+        guard status == 0, FileManager.default.fileExists(atPath: path) else {
+            throw FrameSourceError(.cannotOpen, "could not write \(path) with OpenCV-Python (status \(status))")
+        }
+    }
+
+    static func run(_ arguments: [String]) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: arguments[0])
+        process.arguments = Array(arguments.dropFirst())
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    @Test(.enabled(if: openCVPythonPresent, "/usr/bin/python3 has no cv2 (Debian's python3-opencv): cannot write a clip"))
+    func motionJPEGPacketsPassThroughUndecoded() throws {
+        let folder = try TestFiles.makeTemporaryFolder()
+        defer { TestFiles.remove(folder) }
+        let path = folder + "/clip.avi"
+        try Self.writeClip(path, fourcc: "MJPG", frames: 12)
+        let packets = try VideoFileSource(path: path, loop: true)
+        let decoded = try VideoFileSource(path: path, loop: false, jpegQuality: 95, passJPEG: false)
+        #expect(packets.passesPackets && !decoded.passesPackets)
+        #expect(packets.description.contains("motion JPEG passed through"))
+        let decoder = try JPEGDecoder()
+        var first: [UInt8] = []
+        var times: [Double] = []
+        for index in 0..<12 {
+            let frame = try #require(try packets.next())
+            let reference = try #require(try decoded.next())
+            if index == 0 { first = frame.jpeg }
+            #expect(!frame.reencoded && reference.reencoded)
+            #expect(frame.width == 160 && frame.height == 120 && frame.orientation == .up)
+            // The same picture as OpenCV's decoded frame (which was encoded again at quality 95).
+            let a = try decoder.decode(frame.jpeg), b = try decoder.decode(reference.jpeg)
+            #expect(a.width == b.width && a.height == b.height)
+            let difference = zip(a.bytes, b.bytes).reduce(0) { $0 + abs(Int($1.0) - Int($1.1)) }
+            #expect(Double(difference) / Double(a.bytes.count) < 3, "frame \(index): mean difference \(Double(difference) / Double(a.bytes.count))")
+            times.append(try #require(frame.mediaTimeSeconds))
+        }
+        #expect(try decoded.next() == nil)
+        // The loop starts again at the first packet, byte for byte, and the timeline goes on.
+        let again = try #require(try packets.next())
+        #expect(again.jpeg == first)
+        times.append(try #require(again.mediaTimeSeconds))
+        #expect(zip(times, times.dropFirst()).allSatisfy { abs($1 - $0 - 0.04) < 0.002 }, "\(times)")
+        #expect(packets.passesPackets)
+    }
+
+    @Test(.enabled(if: openCVPythonPresent, "/usr/bin/python3 has no cv2 (Debian's python3-opencv): cannot write a clip"))
+    func otherCodecsAreDecodedAndEncoded() throws {
+        let folder = try TestFiles.makeTemporaryFolder()
+        defer { TestFiles.remove(folder) }
+        let path = folder + "/clip.mp4"
+        try Self.writeClip(path, fourcc: "mp4v", frames: 5)
+        let source = try VideoFileSource(path: path)
+        #expect(!source.passesPackets)
+        var count = 0
+        while let frame = try source.next() {
+            count += 1
+            #expect(frame.reencoded && frame.width == 160 && frame.height == 120)
+        }
+        #expect(count == 5, "probing for packets must not cost the first frame")
+    }
+}

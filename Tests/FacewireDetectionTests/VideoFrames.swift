@@ -33,7 +33,7 @@ enum VideoFrames {
     /// The clip's frame rate as the container states it (0 when unknown).
     static func framesPerSecond(_ path: String) throws -> Double {
         var errorText = [CChar](repeating: 0, count: 512)
-        let video = errorText.withUnsafeMutableBufferPointer { fwcv_video_open(path, $0.baseAddress, $0.count) }
+        let video = errorText.withUnsafeMutableBufferPointer { fwcv_video_open(path, 0, $0.baseAddress, $0.count) }
         guard let video else { throw ReadError(description: "cannot open \(path)") }
         defer { fwcv_video_close(video) }
         return fwcv_video_fps(video)
@@ -43,7 +43,7 @@ enum VideoFrames {
     /// whether to go on.
     static func read(_ path: String, _ body: (Int, () -> PixelImage) -> Bool) throws {
         var errorText = [CChar](repeating: 0, count: 512)
-        let video = errorText.withUnsafeMutableBufferPointer { fwcv_video_open(path, $0.baseAddress, $0.count) }
+        let video = errorText.withUnsafeMutableBufferPointer { fwcv_video_open(path, 0, $0.baseAddress, $0.count) }
         guard let video else { throw ReadError(description: "cannot open \(path)") }
         defer { fwcv_video_close(video) }
         var index = 0

@@ -69,8 +69,14 @@ void fwcv_detector_destroy(fwcv_detector *detector);
 
 typedef struct fwcv_video fwcv_video;
 
-/// Opens a video file with cv::VideoCapture.
-fwcv_video *fwcv_video_open(const char *path, char *err, size_t errlen);
+/// Opens a video file with cv::VideoCapture. With `jpeg_packets` non-zero, a video whose packets are JPEG images
+/// (motion JPEG) is read without decoding: see fwcv_video_passes_packets and fwcv_video_read_packet.
+fwcv_video *fwcv_video_open(const char *path, int jpeg_packets, char *err, size_t errlen);
+/// 1 when the video is read as undecoded JPEG packets (fwcv_video_read_packet), 0 when decoded (fwcv_video_read).
+int fwcv_video_passes_packets(const fwcv_video *video);
+/// Reads the next packet of a motion-JPEG video, undecoded: `*data` holds `*length` bytes, valid until the next
+/// call. Returns 1 for a packet, 0 at the end, -1 on error.
+int fwcv_video_read_packet(fwcv_video *video, const uint8_t **data, size_t *length, char *err, size_t errlen);
 double fwcv_video_fps(const fwcv_video *video);
 int64_t fwcv_video_frame_count(const fwcv_video *video);
 /// The presentation time of the frame last read, in milliseconds from the start (CAP_PROP_POS_MSEC); < 0 unknown.

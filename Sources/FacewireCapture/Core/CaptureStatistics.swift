@@ -31,7 +31,7 @@ struct CaptureStatistics {
         let encoded = delta("frames_encoded")
         let encodeMicroseconds = delta("encode_us")
         if encoded > 0 { parts.append(String(format: "encode %.2f ms/frame", Double(encodeMicroseconds) / Double(encoded) / 1000)) }
-        let cameraDrops = counters.names.filter { $0.hasPrefix("camera_dropped_") || $0.hasPrefix("stream_dropped_") }
+        let cameraDrops = counters.names.filter { $0.hasPrefix("camera_dropped_") || $0.hasPrefix("stream_dropped_") || $0.hasPrefix("video_dropped_") }
             .map { ($0.split(separator: "_", maxSplits: 2).last.map(String.init) ?? $0, delta($0)) }.filter { $0.1 > 0 }
         if !cameraDrops.isEmpty { parts.append("unusable buffers " + cameraDrops.map { "\($0.0) \($0.1)" }.joined(separator: ", ")) }
         windowStart = now

@@ -8,7 +8,8 @@ import Foundation
 /// * a folder → ``ImageFolderSource``
 /// * a file with an image extension (`.jpg`, `.jpeg`, `.png`, `.bmp`, `.ppm`, `.webp`, ...) → ``ImageFileSource``
 /// * a URL (`rtsp://`, `http://`, ...) → a ``VideoFileSource`` read continuously by a ``LatestFrameSource``
-/// * any other file → ``VideoFileSource`` (OpenCV/FFmpeg decides whether it can read it)
+/// * any other file → ``VideoFileSource`` (OpenCV/FFmpeg decides whether it can read it; motion JPEG is passed
+///   through undecoded)
 ///
 /// - Parameters:
 ///   - path: the source.
@@ -35,7 +36,8 @@ public func openFrameSource(
     }
     if path.contains("://"), !path.hasPrefix("file://") {
         // A network stream paces itself: read it continuously and keep the newest frame.
-        return LatestFrameSource(wrapping: try VideoFileSource(path: path, loop: false, jpegQuality: jpegQuality), counters: counters)
+        return LatestFrameSource(
+            wrapping: try VideoFileSource(path: path, loop: false, jpegQuality: jpegQuality, counters: counters), counters: counters)
     }
     var isDirectory: ObjCBool = false
     guard !path.isEmpty, FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
@@ -50,7 +52,7 @@ public func openFrameSource(
     if ImageFileKind(path: path) != nil {
         return try ImageFileSource(path: path, loop: loop, jpegQuality: jpegQuality)
     }
-    return try VideoFileSource(path: path, loop: loop, jpegQuality: jpegQuality)
+    return try VideoFileSource(path: path, loop: loop, jpegQuality: jpegQuality, counters: counters)
 }
 
 /// Which ``V4L2Backend`` cameras are reached through.

@@ -6,8 +6,9 @@ import Foundation
 /// ``ImageFolderSource`` and ``ImageFileSource``:
 ///
 /// * JPEG files are sent byte for byte. Their header gives the stored size, their EXIF the orientation.
-///   With `validateJPEG`, the whole file is entropy-decoded once at 1/8 scale first, so truncated or
-///   corrupt files are skipped here rather than failing on a worker.
+///   With `validateJPEG`, the whole file is entropy-decoded at 1/8 scale the first time it is loaded, so truncated
+///   or corrupt files are skipped here rather than failing on a worker; a looping source does not pay for it again
+///   unless the file's size changed.
 /// * Other formats, CMYK JPEGs and misnamed files are decoded by OpenCV (`cv::imread`, which also applies
 ///   any EXIF orientation, so the result is upright) and encoded to JPEG at `jpegQuality`.
 ///
@@ -18,6 +19,8 @@ final class StillImageLoader {
     let validateJPEG: Bool
     private let decoder: JPEGDecoder
     private let encoder: JPEGEncoder
+    /// Files that passed validation, with their size then.
+    private var validated: [String: Int] = [:]
 
     init(limits: ImageLimits, jpegQuality: Int, validateJPEG: Bool) throws {
         self.limits = limits
@@ -34,7 +37,7 @@ final class StillImageLoader {
         case .jpeg:
             let bytes = try Self.readFile(path, limits: limits)
             do {
-                return try passThrough(bytes)
+                return try passThrough(bytes, path: path)
             } catch let first as ImageError where first.code == .notJPEG || first.code == .unsupportedFormat {
                 // A misnamed file (a PNG called .jpg) or a CMYK JPEG that workers cannot decode: let OpenCV try.
                 do {
@@ -48,13 +51,14 @@ final class StillImageLoader {
         }
     }
 
-    private func passThrough(_ bytes: [UInt8]) throws -> SourceFrame {
+    private func passThrough(_ bytes: [UInt8], path: String) throws -> SourceFrame {
         let header = try decoder.readHeader(bytes)
         if header.colorspace == .cmyk || header.colorspace == .ycck {
             throw ImageError(.unsupportedFormat, "CMYK JPEG")
         }
-        if validateJPEG {
+        if validateJPEG, validated[path] != bytes.count {
             _ = try decoder.decode(bytes, scale: .eighth, format: .grey)
+            validated[path] = bytes.count
         }
         return SourceFrame(
             jpeg: bytes, width: header.width, height: header.height,
@@ -102,22 +106,39 @@ final class StillImageLoader {
         }
     }
 
-    /// Reads a whole file after checking its size against `limits.maxBytes`.
+    /// Reads a whole file after checking its size against `limits.maxBytes`: one `open`, `fstat` and `read` straight
+    /// into the array (no Foundation `Data` in between: this runs for every frame of a looping folder).
     static func readFile(_ path: String, limits: ImageLimits) throws -> [UInt8] {
-        try limits.check(byteCount: try fileSize(path))
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw ImageError(.unreadableFile, "cannot open '\(path)'")
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw ImageError(.unreadableFile, "cannot open '\(path)': \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else {
+            throw ImageError(.unreadableFile, "cannot read the size of '\(path)': \(String(cString: strerror(errno)))")
         }
-        defer { try? handle.close() }
-        do {
-            let data = try handle.readToEnd() ?? Data()
-            try limits.check(byteCount: data.count)
-            return [UInt8](data)
-        } catch let error as ImageError {
-            throw error
-        } catch {
-            throw ImageError(.unreadableFile, "cannot read '\(path)': \(error.localizedDescription)")
+        guard (status.st_mode & S_IFMT) == S_IFREG else { throw ImageError(.unreadableFile, "'\(path)' is not a regular file") }
+        let size = Int(status.st_size)
+        try limits.check(byteCount: size)
+        var failure: Int32 = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            count = 0
+            while count < size {
+                let got = read(fd, buffer.baseAddress! + count, size - count)
+                if got > 0 {
+                    count += got
+                } else if got < 0, errno == EINTR {
+                    continue
+                } else {
+                    failure = got < 0 ? errno : 0
+                    break
+                }
+            }
         }
+        guard bytes.count == size else {
+            let reason = failure != 0 ? String(cString: strerror(failure)) : "the file shrank while being read"
+            throw ImageError(.unreadableFile, "cannot read '\(path)': \(reason)")
+        }
+        return bytes
     }
 
     private static func readHeader(_ path: String) throws -> [UInt8] {

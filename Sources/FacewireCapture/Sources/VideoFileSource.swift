@@ -1,7 +1,14 @@
 import COpenCV
 import FacewireImage
+import FacewireRuntime
 
-/// Frames of a video file, decoded with OpenCV (`cv::VideoCapture`, FFmpeg backend) and encoded to JPEG.
+/// Frames of a video file or stream, read with OpenCV (`cv::VideoCapture`, FFmpeg backend).
+///
+/// * Motion JPEG (AVI/MOV `MJPG`, an IP camera's MJPEG over HTTP): each packet already is a JPEG image, so it is sent
+///   as it is, checked and repaired like a camera's buffer (``MJPEGFrame``: missing Huffman tables inserted, padding
+///   cut), without decoding or encoding (``passesPackets``). A packet that cannot be repaired is skipped and counted
+///   as `video_dropped_<defect>`; inserted tables count `video_repaired_dht`.
+/// * Any other codec: each frame is decoded and encoded to JPEG at `jpegQuality`.
 ///
 /// Not thread-safe: create it and call ``next()`` on one thread.
 public final class VideoFileSource: FrameSource {
@@ -23,27 +30,37 @@ public final class VideoFileSource: FrameSource {
     /// Size of the last frame read (`nil` before the first).
     public private(set) var frameSize: (width: Int, height: Int)?
 
+    /// Whether the video's JPEG packets are sent undecoded (motion JPEG with `passJPEG`).
+    public private(set) var passesPackets = false
+
     private var video: OpaquePointer?
     private var framesInPass = 0
     private let encoder: JPEGEncoder
+    private let passJPEG: Bool
+    private let counters: Counters?
 
     /// Opens a video file.
     /// - Parameters:
     ///   - path: a file OpenCV's FFmpeg backend can read (mp4, avi, mkv, ...).
     ///   - loop: start again at the end.
     ///   - jpegQuality: quality of the encoded frames (1...100, default 85).
+    ///   - passJPEG: send a motion-JPEG video's packets undecoded (default); false decodes and encodes every frame.
+    ///   - counters: where skipped and repaired packets are counted.
     /// - Throws: ``FrameSourceError`` `.notFound` or `.cannotOpen`.
-    public init(path: String, loop: Bool = false, jpegQuality: Int = 85) throws {
+    public init(path: String, loop: Bool = false, jpegQuality: Int = 85, passJPEG: Bool = true, counters: Counters? = nil) throws {
         self.path = path
         self.loop = loop
         self.jpegQuality = jpegQuality
+        self.passJPEG = passJPEG
+        self.counters = counters
         do {
             encoder = try JPEGEncoder()
         } catch {
             throw FrameSourceError(.cannotOpen, "\(error)")
         }
-        let video = try Self.open(path)
+        let video = try Self.open(path, passJPEG: passJPEG)
         self.video = video
+        passesPackets = fwcv_video_passes_packets(video) != 0
         let fps = fwcv_video_fps(video)
         nominalFPS = fps > 0 ? fps : 30
         let count = fwcv_video_frame_count(video)
@@ -58,6 +75,7 @@ public final class VideoFileSource: FrameSource {
         var text = "video \(path)"
         if let frameSize { text += " (\(frameSize.width)×\(frameSize.height))" }
         if let nominalFPS { text += " @ \((nominalFPS * 100).rounded() / 100) fps" }
+        if passesPackets { text += ", motion JPEG passed through" }
         if let frameCountHint { text += ", \(frameCountHint) frames" }
         return text
     }
@@ -70,7 +88,8 @@ public final class VideoFileSource: FrameSource {
         // Reopening is more reliable than seeking back with CAP_PROP_POS_FRAMES.
         if let video { fwcv_video_close(video) }
         video = nil
-        video = try Self.open(path)
+        video = try Self.open(path, passJPEG: passJPEG)
+        passesPackets = fwcv_video_passes_packets(video) != 0
         framesInPass = 0
         // The next pass continues the timeline one frame after the last one.
         passOffset = lastMediaTime + 1 / (nominalFPS ?? 30)
@@ -79,38 +98,13 @@ public final class VideoFileSource: FrameSource {
 
     private func readFrame() throws -> SourceFrame? {
         guard let video else { return nil }
-        var pixels: UnsafePointer<UInt8>?
-        var width: Int32 = 0
-        var height: Int32 = 0
-        var stride: Int32 = 0
-        var error = OpenCVErrorBuffer()
-        let status = error.storage.withUnsafeMutableBufferPointer { err in
-            fwcv_video_read(video, &pixels, &width, &height, &stride, err.baseAddress, err.count)
-        }
-        switch status {
-        case 0:
+        guard let (jpeg, width, height, reencoded) = try passesPackets ? readPacket(video) : readAndEncode(video) else {
             return nil
-        case 1:
-            break
-        default:
-            throw FrameSourceError(.readFailed, "\(path): " + error.message(or: "cannot read a frame"))
-        }
-        guard let pixels, width > 0, height > 0, stride >= width * 3 else {
-            throw FrameSourceError(.readFailed, "\(path): OpenCV returned an empty frame")
-        }
-        let count = Int(stride) * Int(height - 1) + Int(width) * 3
-        let jpeg: [UInt8]
-        do {
-            jpeg = try encoder.encode(
-                pixels: UnsafeRawBufferPointer(start: pixels, count: count), width: Int(width), height: Int(height),
-                stride: Int(stride), format: .bgr, quality: jpegQuality)
-        } catch {
-            throw FrameSourceError(.readFailed, "\(path): \(error)")
         }
         framesRead += 1
         framesInPass += 1
-        frameSize = (Int(width), Int(height))
-        var frame = SourceFrame(jpeg: jpeg, width: Int(width), height: Int(height), orientation: .up, reencoded: true)
+        frameSize = (width, height)
+        var frame = SourceFrame(jpeg: jpeg, width: width, height: height, orientation: .up, reencoded: reencoded)
         let position = fwcv_video_position_ms(video)
         let interval = 1 / (nominalFPS ?? 30)
         if framesInPass == 1 {
@@ -125,10 +119,67 @@ public final class VideoFileSource: FrameSource {
         return frame
     }
 
-    private static func open(_ path: String) throws -> OpaquePointer {
+    /// The next packet of a motion-JPEG video, checked (``MJPEGFrame``); packets that cannot be used are skipped.
+    private func readPacket(_ video: OpaquePointer) throws -> (jpeg: [UInt8], width: Int, height: Int, reencoded: Bool)? {
+        while true {
+            var data: UnsafePointer<UInt8>?
+            var length = 0
+            guard try read("a packet", { fwcv_video_read_packet(video, &data, &length, $0, $1) }) else { return nil }
+            guard let data, length > 0 else {
+                counters?.add("video_dropped_\(MJPEGFrame.Defect.notJPEG.rawValue)")
+                continue
+            }
+            switch MJPEGFrame.check(UnsafeRawBufferPointer(start: data, count: length)) {
+            case .success(let checked):
+                // A stream's packet is as untrusted as a network frame: no larger than any image we accept.
+                guard (try? ImageLimits.standard.check(width: checked.width, height: checked.height)) != nil,
+                    (try? ImageLimits.standard.check(byteCount: checked.jpeg.count)) != nil
+                else {
+                    counters?.add("video_dropped_oversized")
+                    continue
+                }
+                if checked.insertedHuffmanTables { counters?.add("video_repaired_dht") }
+                return (checked.jpeg, checked.width, checked.height, false)
+            case .failure(let defect):
+                counters?.add("video_dropped_\(defect.rawValue)")
+            }
+        }
+    }
+
+    /// The next frame, decoded by OpenCV and encoded to JPEG.
+    private func readAndEncode(_ video: OpaquePointer) throws -> (jpeg: [UInt8], width: Int, height: Int, reencoded: Bool)? {
+        var pixels: UnsafePointer<UInt8>?
+        var width: Int32 = 0
+        var height: Int32 = 0
+        var stride: Int32 = 0
+        guard try read("a frame", { fwcv_video_read(video, &pixels, &width, &height, &stride, $0, $1) }) else { return nil }
+        guard let pixels, width > 0, height > 0, stride >= width * 3 else {
+            throw FrameSourceError(.readFailed, "\(path): OpenCV returned an empty frame")
+        }
+        let count = Int(stride) * Int(height - 1) + Int(width) * 3
+        let jpeg: [UInt8]
+        do {
+            jpeg = try encoder.encode(
+                pixels: UnsafeRawBufferPointer(start: pixels, count: count), width: Int(width), height: Int(height),
+                stride: Int(stride), format: .bgr, quality: jpegQuality)
+        } catch {
+            throw FrameSourceError(.readFailed, "\(path): \(error)")
+        }
+        return (jpeg, Int(width), Int(height), true)
+    }
+
+    /// Runs one of the C read calls (1 read, 0 the end, -1 an error): true for something read, false at the end.
+    private func read(_ what: String, _ call: (UnsafeMutablePointer<CChar>?, Int) -> Int32) throws -> Bool {
+        var error = OpenCVErrorBuffer()
+        let status = error.storage.withUnsafeMutableBufferPointer { call($0.baseAddress, $0.count) }
+        guard status >= 0 else { throw FrameSourceError(.readFailed, "\(path): " + error.message(or: "cannot read \(what)")) }
+        return status == 1
+    }
+
+    private static func open(_ path: String, passJPEG: Bool) throws -> OpaquePointer {
         var error = OpenCVErrorBuffer()
         let video = error.storage.withUnsafeMutableBufferPointer { err in
-            fwcv_video_open(path, err.baseAddress, err.count)
+            fwcv_video_open(path, passJPEG ? 1 : 0, err.baseAddress, err.count)
         }
         guard let video else {
             throw FrameSourceError(.cannotOpen, error.message(or: "cannot open video '\(path)'"))
