@@ -3,6 +3,9 @@
 
 Usage: make-demo-footage.py PHOTO OUT_DIR [FRAMES]
 
+Also writes OUT_DIR.avi: the same frames as a motion-JPEG video (what an IP camera or a recorder stores), the clip the
+benchmarks play to compare video sources.
+
 The motion gives the demo what a still cannot: boxes that move, a face angle that changes, and a tracking ID that
 stays the same. Needs Debian's python3-opencv.
 """
@@ -30,4 +33,9 @@ for index in range(frames):
     frame = cv2.warpAffine(image, matrix, (width, height), borderMode=cv2.BORDER_REFLECT)
     frame = cv2.resize(frame, (640, 640))[80:560]      # 640x480, like a webcam
     cv2.imwrite(os.path.join(out_dir, f"frame-{index:04d}.jpg"), frame, [cv2.IMWRITE_JPEG_QUALITY, 85])
-print(f"wrote {frames} frames to {out_dir}")
+names = sorted(n for n in os.listdir(out_dir) if n.endswith(".jpg"))
+video = cv2.VideoWriter(out_dir.rstrip("/") + ".avi", cv2.CAP_FFMPEG, cv2.VideoWriter_fourcc(*"MJPG"), 30, (640, 480))
+for name in names:
+    video.write(cv2.imread(os.path.join(out_dir, name)))
+video.release()
+print(f"wrote {frames} frames to {out_dir} and {out_dir.rstrip('/')}.avi")

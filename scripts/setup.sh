@@ -139,7 +139,7 @@ if ! { [ -f "$astronaut" ] && check_sha256 "$astronaut" "$astronaut_sha"; }; the
     unzip -o -q -j "$cache/downloads"/scikit_image-0.26.0-*.whl skimage/data/astronaut.png -d "$cache/demo"
     check_sha256 "$astronaut" "$astronaut_sha" || { say "astronaut.png has the wrong sha256"; rm -f "$astronaut"; exit 1; }
 fi
-if [ ! -f "$cache/demo/astronaut/frame-0119.jpg" ]; then
+if [ ! -f "$cache/demo/astronaut/frame-0119.jpg" ] || [ ! -f "$cache/demo/astronaut.avi" ]; then
     say "rendering the demo clip"
     /usr/bin/python3 scripts/make-demo-footage.py "$astronaut" "$cache/demo/astronaut"
 fi
