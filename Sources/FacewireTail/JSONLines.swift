@@ -4,147 +4,291 @@ import Foundation
 /// Renders results-stream messages as one-line JSON objects, with Core Image's CIFaceFeature names.
 ///
 /// Hand-written rather than `JSONEncoder`: the key order is fixed (stream, epoch, seq first, as a reader
-/// scans them), numbers are rounded to what the measurement supports, and it is several times faster.
+/// scans them), numbers are rounded to what the measurement supports, and it is several times faster. Every line is
+/// written straight into a ``JSONBuffer`` (bytes, no `String` per value); the `String` forms are for tests and
+/// callers that want one.
 public enum JSONLines {
     /// Any message of the stream as its line: a frame, an event or a stream end; `nil` for a heartbeat.
     public static func line(for message: StreamMessage) -> String? {
+        var out = JSONBuffer()
+        return write(message, into: &out) ? out.string : nil
+    }
+
+    /// Appends `message`'s line (without a newline) to `out`; false, with nothing written, for a heartbeat.
+    @discardableResult
+    public static func write(_ message: StreamMessage, into out: inout JSONBuffer) -> Bool {
         switch message.body {
-        case .frame(let frame): line(for: frame)
-        case .event(let event): line(for: event, stream: message.stream, epoch: message.epoch)
-        case .end(let summary): line(for: summary, stream: message.stream, epoch: message.epoch)
-        case .reset(let reset): line(for: reset, stream: message.stream, epoch: message.epoch)
-        case .statistics(let statistics): line(for: statistics, stream: message.stream, epoch: message.epoch)
-        case .none: nil
+        case .frame(let frame): write(frame, into: &out)
+        case .event(let event): write(event, stream: message.stream, epoch: message.epoch, into: &out)
+        case .end(let summary): write(summary, stream: message.stream, epoch: message.epoch, into: &out)
+        case .reset(let reset): write(reset, stream: message.stream, epoch: message.epoch, into: &out)
+        case .statistics(let statistics): write(statistics, stream: message.stream, epoch: message.epoch, into: &out)
+        case .none: return false
         }
+        return true
     }
 
     /// One frame: `{"stream":…,"epoch":…,"seq":…,"captureTime":…,"status":…,…,"faces":[…]}`; a dropped run has
     /// `"runLength"` after its reason (only when > 1).
     public static func line(for frame: FrameResult) -> String {
-        var out = "{"
-        out += "\"stream\":\(quoted(frame.stream)),\"epoch\":\(frame.epoch),\"seq\":\(frame.seq)"
+        var out = JSONBuffer()
+        write(frame, into: &out)
+        return out.string
+    }
+
+    static func write(_ frame: FrameResult, into out: inout JSONBuffer) {
+        out.append("{\"stream\":")
+        out.append(quoted: frame.stream)
+        field(",\"epoch\":", frame.epoch, into: &out)
+        field(",\"seq\":", frame.seq, into: &out)
         if frame.captureTimeUs != 0 {
-            out += ",\"captureTime\":\(seconds(frame.captureTimeUs))"
+            out.append(",\"captureTime\":")
+            out.append(seconds: frame.captureTimeUs)
         }
         switch frame.status {
-        case .processed: out += ",\"status\":\"processed\""
+        case .processed: out.append(",\"status\":\"processed\"")
         case .dropped:
-            out += ",\"status\":\"dropped\",\"reason\":\(quoted(frame.reason))"
+            out.append(",\"status\":\"dropped\",\"reason\":")
+            out.append(quoted: frame.reason)
             // A run of dropped sequences: this line stands for seq ... seq + runLength - 1.
-            if frame.runLength > 1 { out += ",\"runLength\":\(frame.runLength)" }
-        case .error: out += ",\"status\":\"error\",\"reason\":\(quoted(frame.reason))"
-        case .UNRECOGNIZED(let value): out += ",\"status\":\"unknown-\(value)\",\"reason\":\(quoted(frame.reason))"
+            if frame.runLength > 1 {
+                field(",\"runLength\":", frame.runLength, into: &out)
+            }
+        case .error:
+            out.append(",\"status\":\"error\",\"reason\":")
+            out.append(quoted: frame.reason)
+        case .UNRECOGNIZED(let value):
+            out.append(",\"status\":\"unknown-")
+            out.append(value)
+            out.append("\",\"reason\":")
+            out.append(quoted: frame.reason)
         }
         if frame.width != 0 || frame.height != 0 {
-            out += ",\"width\":\(frame.width),\"height\":\(frame.height)"
+            field(",\"width\":", frame.width, into: &out)
+            field(",\"height\":", frame.height, into: &out)
         }
         if !frame.worker.isEmpty {
-            out += ",\"worker\":\(quoted(frame.worker))"
+            out.append(",\"worker\":")
+            out.append(quoted: frame.worker)
         }
         if frame.hasTimings {
             let t = frame.timings
-            out += ",\"timings\":{\"queue\":\(number(t.queueMs, 2)),\"decode\":\(number(t.decodeMs, 2)),"
-            out += "\"detect\":\(number(t.detectMs, 2)),"
-            if t.classifyMs != 0 { out += "\"classify\":\(number(t.classifyMs, 2))," }
-            out += "\"total\":\(number(t.totalMs, 2))}"
+            out.append(",\"timings\":{\"queue\":")
+            out.append(t.queueMs, decimals: 2)
+            out.append(",\"decode\":")
+            out.append(t.decodeMs, decimals: 2)
+            out.append(",\"detect\":")
+            out.append(t.detectMs, decimals: 2)
+            if t.classifyMs != 0 {
+                out.append(",\"classify\":")
+                out.append(t.classifyMs, decimals: 2)
+            }
+            out.append(",\"total\":")
+            out.append(t.totalMs, decimals: 2)
+            out.append("}")
         }
-        out += ",\"faces\":["
+        out.append(",\"faces\":[")
         for (index, face) in frame.faces.enumerated() {
-            if index > 0 { out += "," }
-            out += faceObject(face)
+            if index > 0 { out.append(",") }
+            write(face, into: &out)
         }
-        out += "]}"
-        return out
+        out.append("]}")
     }
 
     /// A face-appeared / face-left event: `{"stream":…,"epoch":…,"event":"faceAppeared",…}`.
     public static func line(for event: FaceEvent, stream: String, epoch: UInt64) -> String {
-        let name = event.kind == .appeared ? "faceAppeared" : "faceLeft"
-        return "{\"stream\":\(quoted(stream)),\"epoch\":\(epoch),\"event\":\"\(name)\",\"seq\":\(event.seq),"
-            + "\"trackingID\":\(event.trackingID),\"trackingFrameCount\":\(event.trackingFrameCount)}"
+        var out = JSONBuffer(capacity: 160)
+        write(event, stream: stream, epoch: epoch, into: &out)
+        return out.string
+    }
+
+    static func write(_ event: FaceEvent, stream: String, epoch: UInt64, into out: inout JSONBuffer) {
+        header(stream: stream, epoch: epoch, event: event.kind == .appeared ? "faceAppeared" : "faceLeft", into: &out)
+        field(",\"seq\":", event.seq, into: &out)
+        field(",\"trackingID\":", event.trackingID, into: &out)
+        field(",\"trackingFrameCount\":", event.trackingFrameCount, into: &out)
+        out.append("}")
     }
 
     /// The end of a stream: `{"stream":…,"epoch":…,"event":"streamEnded","frames":…,…}`.
     public static func line(for summary: StreamSummary, stream: String, epoch: UInt64) -> String {
-        "{\"stream\":\(quoted(stream)),\"epoch\":\(epoch),\"event\":\"streamEnded\",\"frames\":\(summary.frames),"
-            + "\"processed\":\(summary.processed),\"dropped\":\(summary.dropped),\"late\":\(summary.late),"
-            + "\"duplicates\":\(summary.duplicates)}"
+        var out = JSONBuffer(capacity: 200)
+        write(summary, stream: stream, epoch: epoch, into: &out)
+        return out.string
+    }
+
+    static func write(_ summary: StreamSummary, stream: String, epoch: UInt64, into out: inout JSONBuffer) {
+        header(stream: stream, epoch: epoch, event: "streamEnded", into: &out)
+        field(",\"frames\":", summary.frames, into: &out)
+        field(",\"processed\":", summary.processed, into: &out)
+        field(",\"dropped\":", summary.dropped, into: &out)
+        field(",\"late\":", summary.late, into: &out)
+        field(",\"duplicates\":", summary.duplicates, into: &out)
+        out.append("}")
     }
 
     /// Tracking was reset: `{"stream":…,"epoch":…,"event":"trackingReset","seq":…,"endedTracks":…}`.
     public static func line(for reset: TrackingReset, stream: String, epoch: UInt64) -> String {
-        "{\"stream\":\(quoted(stream)),\"epoch\":\(epoch),\"event\":\"trackingReset\",\"seq\":\(reset.seq),"
-            + "\"endedTracks\":\(reset.endedTracks)}"
+        var out = JSONBuffer(capacity: 160)
+        write(reset, stream: stream, epoch: epoch, into: &out)
+        return out.string
+    }
+
+    static func write(_ reset: TrackingReset, stream: String, epoch: UInt64, into out: inout JSONBuffer) {
+        header(stream: stream, epoch: epoch, event: "trackingReset", into: &out)
+        field(",\"seq\":", reset.seq, into: &out)
+        field(",\"endedTracks\":", reset.endedTracks, into: &out)
+        out.append("}")
     }
 
     /// One statistics window: `{"stream":…,"epoch":…,"event":"statistics","window":…,"frames":…,…}`; `dropped`
     /// maps reason codes to counts; the latencies are in milliseconds and absent without processed frames.
     public static func line(for statistics: StreamStatisticsMessage, stream: String, epoch: UInt64) -> String {
-        var out = "{\"stream\":\(quoted(stream)),\"epoch\":\(epoch),\"event\":\"statistics\","
-        out += "\"window\":\(number(statistics.windowSeconds, 3)),\"frames\":\(statistics.frames),"
-        out += "\"processed\":\(statistics.processed),\"dropped\":{"
-        out += statistics.dropped.map { "\(quoted($0.reason)):\($0.count)" }.joined(separator: ",")
-        out += "},\"late\":\(statistics.late),\"duplicates\":\(statistics.duplicates),\"fps\":\(number(statistics.fps, 2))"
-        if statistics.hasLatencyP50Ms { out += ",\"latencyP50\":\(number(statistics.latencyP50Ms, 1))" }
-        if statistics.hasLatencyP99Ms { out += ",\"latencyP99\":\(number(statistics.latencyP99Ms, 1))" }
-        return out + ",\"nextSeq\":\(statistics.nextSeq)}"
+        var out = JSONBuffer()
+        write(statistics, stream: stream, epoch: epoch, into: &out)
+        return out.string
+    }
+
+    static func write(_ statistics: StreamStatisticsMessage, stream: String, epoch: UInt64, into out: inout JSONBuffer) {
+        header(stream: stream, epoch: epoch, event: "statistics", into: &out)
+        out.append(",\"window\":")
+        out.append(statistics.windowSeconds, decimals: 3)
+        field(",\"frames\":", statistics.frames, into: &out)
+        field(",\"processed\":", statistics.processed, into: &out)
+        out.append(",\"dropped\":{")
+        for (index, drop) in statistics.dropped.enumerated() {
+            if index > 0 { out.append(",") }
+            out.append(quoted: drop.reason)
+            out.append(":")
+            out.append(drop.count)
+        }
+        out.append("},\"late\":")
+        out.append(statistics.late)
+        field(",\"duplicates\":", statistics.duplicates, into: &out)
+        out.append(",\"fps\":")
+        out.append(statistics.fps, decimals: 2)
+        if statistics.hasLatencyP50Ms {
+            out.append(",\"latencyP50\":")
+            out.append(statistics.latencyP50Ms, decimals: 1)
+        }
+        if statistics.hasLatencyP99Ms {
+            out.append(",\"latencyP99\":")
+            out.append(statistics.latencyP99Ms, decimals: 1)
+        }
+        field(",\"nextSeq\":", statistics.nextSeq, into: &out)
+        out.append("}")
+    }
+
+    /// `{"stream":…,"epoch":…,"event":"<event>"` (the object stays open).
+    private static func header(stream: String, epoch: UInt64, event: StaticString, into out: inout JSONBuffer) {
+        out.append("{\"stream\":")
+        out.append(quoted: stream)
+        field(",\"epoch\":", epoch, into: &out)
+        out.append(",\"event\":\"")
+        out.append(event)
+        out.append("\"")
     }
 
     static func faceObject(_ face: WireFace) -> String {
+        var out = JSONBuffer()
+        write(face, into: &out)
+        return out.string
+    }
+
+    static func write(_ face: WireFace, into out: inout JSONBuffer) {
         let b = face.bounds
-        var out = "{\"bounds\":{\"x\":\(number(b.x, 1)),\"y\":\(number(b.y, 1)),"
-        out += "\"width\":\(number(b.width, 1)),\"height\":\(number(b.height, 1))}"
-        if face.hasLeftEye { out += ",\"leftEyePosition\":\(point(face.leftEye))" }
-        if face.hasRightEye { out += ",\"rightEyePosition\":\(point(face.rightEye))" }
-        if face.hasMouth { out += ",\"mouthPosition\":\(point(face.mouth))" }
-        if face.hasFaceAngle { out += ",\"faceAngle\":\(number(face.faceAngle, 1))" }
-        if face.hasYaw { out += ",\"yaw\":\(number(face.yaw, 1))" }
-        if face.hasPitch { out += ",\"pitch\":\(number(face.pitch, 1))" }
-        if face.hasRoll { out += ",\"roll\":\(number(face.roll, 1))" }
-        out += ",\"confidence\":\(number(face.confidence, 3))"
-        if face.hasQuality { out += ",\"quality\":\(number(face.quality, 3))" }
+        out.append("{\"bounds\":{\"x\":")
+        out.append(b.x, decimals: 1)
+        out.append(",\"y\":")
+        out.append(b.y, decimals: 1)
+        out.append(",\"width\":")
+        out.append(b.width, decimals: 1)
+        out.append(",\"height\":")
+        out.append(b.height, decimals: 1)
+        out.append("}")
+        if face.hasLeftEye { point(",\"leftEyePosition\":", face.leftEye, into: &out) }
+        if face.hasRightEye { point(",\"rightEyePosition\":", face.rightEye, into: &out) }
+        if face.hasMouth { point(",\"mouthPosition\":", face.mouth, into: &out) }
+        if face.hasFaceAngle { field(",\"faceAngle\":", face.faceAngle, 1, into: &out) }
+        if face.hasYaw { field(",\"yaw\":", face.yaw, 1, into: &out) }
+        if face.hasPitch { field(",\"pitch\":", face.pitch, 1, into: &out) }
+        if face.hasRoll { field(",\"roll\":", face.roll, 1, into: &out) }
+        field(",\"confidence\":", face.confidence, 3, into: &out)
+        if face.hasQuality { field(",\"quality\":", face.quality, 3, into: &out) }
         switch face.attributeSource {
-        case .mesh: out += ",\"attributeSource\":\"mesh\""
-        case .landmarks: out += ",\"attributeSource\":\"landmarks\""
+        case .mesh: out.append(",\"attributeSource\":\"mesh\"")
+        case .landmarks: out.append(",\"attributeSource\":\"landmarks\"")
         case .none, .UNRECOGNIZED: break
         }
         if face.hasSmileScore {
-            out += ",\"hasSmile\":\(face.hasSmile_p),\"smileScore\":\(number(face.smileScore, 3))"
+            out.append(",\"hasSmile\":")
+            out.append(face.hasSmile_p)
+            field(",\"smileScore\":", face.smileScore, 3, into: &out)
         }
         if face.hasLeftEyeClosedScore {
-            out += ",\"leftEyeClosed\":\(face.leftEyeClosed),\"leftEyeClosedScore\":\(number(face.leftEyeClosedScore, 3))"
+            out.append(",\"leftEyeClosed\":")
+            out.append(face.leftEyeClosed)
+            field(",\"leftEyeClosedScore\":", face.leftEyeClosedScore, 3, into: &out)
         }
         if face.hasRightEyeClosedScore {
-            out += ",\"rightEyeClosed\":\(face.rightEyeClosed),\"rightEyeClosedScore\":\(number(face.rightEyeClosedScore, 3))"
+            out.append(",\"rightEyeClosed\":")
+            out.append(face.rightEyeClosed)
+            field(",\"rightEyeClosedScore\":", face.rightEyeClosedScore, 3, into: &out)
         }
-        if face.hasLeftEyeOpenness { out += ",\"leftEyeOpenness\":\(number(face.leftEyeOpenness, 3))" }
-        if face.hasRightEyeOpenness { out += ",\"rightEyeOpenness\":\(number(face.rightEyeOpenness, 3))" }
+        if face.hasLeftEyeOpenness { field(",\"leftEyeOpenness\":", face.leftEyeOpenness, 3, into: &out) }
+        if face.hasRightEyeOpenness { field(",\"rightEyeOpenness\":", face.rightEyeOpenness, 3, into: &out) }
         if !face.landmarks.isEmpty {
-            out += face.landmarkScheme == .mesh ? ",\"landmarkScheme\":\"mesh\"" : ",\"landmarkScheme\":\"five\""
-            out += ",\"landmarks\":["
+            out.append(face.landmarkScheme == .mesh ? ",\"landmarkScheme\":\"mesh\"" : ",\"landmarkScheme\":\"five\"")
+            out.append(",\"landmarks\":[")
             var index = 0
             let values = face.landmarks
             while index + 1 < values.count {
-                if index > 0 { out += "," }
-                out += "[\(number(values[index], 1)),\(number(values[index + 1], 1))]"
+                if index > 0 { out.append(",") }
+                out.append("[")
+                out.append(values[index], decimals: 1)
+                out.append(",")
+                out.append(values[index + 1], decimals: 1)
+                out.append("]")
                 index += 2
             }
-            out += "]"
+            out.append("]")
         }
         if face.trackingID != 0 {
-            out += ",\"trackingID\":\(face.trackingID),\"trackingFrameCount\":\(face.trackingFrameCount)"
+            field(",\"trackingID\":", face.trackingID, into: &out)
+            field(",\"trackingFrameCount\":", face.trackingFrameCount, into: &out)
         }
-        out += "}"
-        return out
+        out.append("}")
     }
 
-    static func point(_ p: WirePoint) -> String {
-        "{\"x\":\(number(p.x, 1)),\"y\":\(number(p.y, 1))}"
+    private static func field<T: BinaryInteger>(_ key: StaticString, _ value: T, into out: inout JSONBuffer) {
+        out.append(key)
+        out.append(value)
+    }
+
+    private static func field(_ key: StaticString, _ value: Float, _ decimals: Int, into out: inout JSONBuffer) {
+        out.append(key)
+        out.append(value, decimals: decimals)
+    }
+
+    private static func point(_ key: StaticString, _ p: WirePoint, into out: inout JSONBuffer) {
+        out.append(key)
+        out.append("{\"x\":")
+        out.append(p.x, decimals: 1)
+        out.append(",\"y\":")
+        out.append(p.y, decimals: 1)
+        out.append("}")
     }
 
     /// A finite number with at most `decimals` decimals and no trailing zeros; NaN and infinities become null.
     static func number(_ value: Float, _ decimals: Int) -> String {
-        guard value.isFinite else { return "null" }
+        var out = JSONBuffer(capacity: 16)
+        out.append(value, decimals: decimals)
+        return out.string
+    }
+
+    /// C's `%.Nf` with the trailing zeros (and a bare point) cut and `-0` as `0`: the reference ``JSONBuffer``'s
+    /// integer path matches, and its fallback for values beyond 2^53.
+    static func formatted(_ value: Float, _ decimals: Int) -> String {
         var text = String(format: "%.\(decimals)f", Double(value))
         if text.contains(".") {
             while text.hasSuffix("0") { text.removeLast() }
@@ -155,30 +299,15 @@ public enum JSONLines {
 
     /// Unix microseconds as seconds with six decimals.
     static func seconds(_ microseconds: Int64) -> String {
-        let sign = microseconds < 0 ? "-" : ""
-        let magnitude = microseconds.magnitude
-        let fraction = String(magnitude % 1_000_000)
-        return "\(sign)\(magnitude / 1_000_000).\(String(repeating: "0", count: 6 - fraction.count))\(fraction)"
+        var out = JSONBuffer(capacity: 24)
+        out.append(seconds: microseconds)
+        return out.string
     }
 
     /// A JSON string literal.
     public static func quoted(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    out += String(format: "\\u%04x", scalar.value)
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
+        var out = JSONBuffer(capacity: text.utf8.count + 2)
+        out.append(quoted: text)
+        return out.string
     }
 }

@@ -53,27 +53,24 @@ public final class JSONLinesFile {
     /// Appends `message` as one JSON line (frames, events and stream ends alike).
     /// - Throws: ``NodeError`` when the file cannot be written or rotated.
     public func write(_ message: StreamMessage) throws {
-        guard let line = JSONLines.line(for: message) else { return }  // a heartbeat
-        try write(line: line)
+        var line = JSONBuffer()
+        guard JSONLines.write(message, into: &line) else { return }  // a heartbeat
+        try write(line: &line)
     }
 
     /// Appends one line (a newline is added).
     public func write(line: String) throws {
-        var bytes = Array(line.utf8)
-        bytes.append(0x0A)
-        if size > 0, size + bytes.count > maxBytes { try rotate() }
-        try bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    throw NodeError("cannot write \(path): \(String(cString: strerror(errno)))")
-                }
-                offset += written
-            }
-        }
-        size += bytes.count
+        var bytes = JSONBuffer(capacity: line.utf8.count + 1)
+        bytes.append(text: line)
+        try write(line: &bytes)
+    }
+
+    private func write(line: inout JSONBuffer) throws {
+        line.append(byte: 0x0A)
+        if size > 0, size + line.bytes.count > maxBytes { try rotate() }
+        let failure = line.write(to: descriptor)
+        guard failure == 0 else { throw NodeError("cannot write \(path): \(String(cString: strerror(failure)))") }
+        size += line.bytes.count
         lines += 1
     }
 
@@ -149,5 +146,24 @@ public final class JSONLinesFile {
     private static func directory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+}
+
+extension JSONBuffer {
+    /// Writes all the bytes to `descriptor` with `write(2)`, repeated until all are written (one call for a line of
+    /// a pipe or a file, so nothing sits in a buffer). Returns 0, or the `errno` of the failure.
+    public func write(to descriptor: Int32) -> Int32 {
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                offset += written
+            }
+            return 0
+        }
     }
 }

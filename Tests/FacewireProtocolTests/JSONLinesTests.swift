@@ -389,6 +389,43 @@ struct JSONLinesTests {
         #expect(JSONLines.number(value, decimals) == expected)
     }
 
+    /// The byte writer's integer rounding against C's `%.Nf` (the reference it replaced) on values of every
+    /// magnitude, exact ties (which C rounds to even) and values past 2^53 (the fallback).
+    @Test func numbersMatchTheCLibrary() {
+        var generator = SystemRandomNumberGenerator()
+        var values: [Float] = [0.05, 0.15, 0.25, 0.35, 2.5, 3.5, -2.5, 0.125, 0.375, -0.0625, 1e-7, -1e-7,
+                               .greatestFiniteMagnitude, -.greatestFiniteMagnitude, 9.1e15, 1e13, .leastNonzeroMagnitude]
+        for decimals in 0...3 {
+            let scale = Float([1, 10, 100, 1000][decimals])
+            for k in -2000...2000 { values.append((Float(k) + 0.5) / scale) }
+        }
+        for _ in 0..<20_000 {
+            let magnitude = Float.random(in: -8...12, using: &generator)
+            values.append(Float.random(in: -1...1, using: &generator) * powf(10, magnitude))
+        }
+        var mismatches: [String] = []
+        for value in values {
+            for decimals in 0...3 where JSONLines.number(value, decimals) != JSONLines.formatted(value, decimals) {
+                mismatches.append("\(value) .\(decimals): \(JSONLines.number(value, decimals)) vs \(JSONLines.formatted(value, decimals))")
+            }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.count) differ, e.g. \(mismatches.prefix(5))")
+    }
+
+    @Test func integersOfEveryWidth() {
+        var out = JSONBuffer()
+        out.append(Int64.min)
+        out.append(",")
+        out.append(UInt64.max)
+        out.append(",")
+        out.append(Int32(-7))
+        out.append(",")
+        out.append(0)
+        out.append(",")
+        out.append(true)
+        #expect(out.string == "-9223372036854775808,18446744073709551615,-7,0,true")
+    }
+
     @Test func nonFiniteNumbersBecomeNull() throws {
         var frame = Self.processed()
         frame.timings.queueMs = .nan

@@ -127,14 +127,19 @@ struct LinePrinter {
         case .none:
             return .event
         }
-        if wanted, let line = format == .json ? JSONLines.line(for: message) : TextLines.line(for: message) {
-            write(line)
+        guard wanted else { return outcome }
+        // One write(2) per line: nothing sits in a buffer while someone downstream waits for it. JSON goes straight
+        // into the bytes written (no String).
+        var line = JSONBuffer()
+        switch format {
+        case .json:
+            guard JSONLines.write(message, into: &line) else { return outcome }
+        case .text:
+            guard let text = TextLines.line(for: message) else { return outcome }
+            line.append(text: text)
         }
+        line.append(byte: 0x0A)
+        _ = line.write(to: STDOUT_FILENO)  // a closed pipe ends the process (SIGPIPE), as for any filter
         return outcome
-    }
-
-    private func write(_ line: String) {
-        // One write(2) per line: nothing sits in a buffer while someone downstream waits for it.
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 }
