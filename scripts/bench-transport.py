@@ -184,7 +184,8 @@ def run_raw(path, payload, curve_environment):
         port = receiver.stdout.readline().split()[1]
         senders = 1 if path == "push-pull" else args.workers
         for _ in range(senders):
-            role = ["push", "--file", payload, "--messages", str(args.raw_messages)] if path == "push-pull" else ["dealer"]
+            role = (["push", "--file", payload, "--messages", str(args.raw_messages)] if path == "push-pull"
+                    else ["dealer"])
             processes.append(subprocess.Popen([sys.executable, RAW] + role + ["--connect", f"tcp://127.0.0.1:{port}"]
                                               + flag, env=environment))
         meter = measure.SteadyMeter([p.pid for p in processes], lambda pid: (measure.command_line(pid) + ["?"] * 3)[2])
