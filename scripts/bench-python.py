@@ -18,6 +18,8 @@ order, on the standard output of its first process, which this script reads. The
   facewire-detect       `facewire --role local --workers 2 --fps max --detector yunet --model M --classifiers none
                         --landmarks none --refine-landmarks off`: boxes and the detector's 5 points, nothing else
                         (capture node, 2 workers, collector, and the local process, which is the tail)
+  facewire-detect-3w    the same with 3 workers on the 2 cores (only when named): a third credit in flight hides the
+                        per-frame dispatch round trip (SPEC 3.1), which shows what that round trip costs in frames/s
   facewire-default      `facewire --role local --workers 2 --fps max`: its default, CenterFace with every attribute
                         (face mesh, iris, pose, smile, eyes, quality) and tilted-face refinement; for reference
 YuNet's operating point is SPEC 11.6 on every side: 320 px wide, score 0.6, NMS 0.3, top-k 5000
@@ -59,6 +61,7 @@ CACHE = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
 VENV = os.path.join(CACHE, "facewire", "bench-venv")
 REQUIREMENTS = os.path.join(HERE, "compare", "requirements.txt")
 PIPELINES = ["imagezmq", "pool", "pool-reduced", "facewire-detect", "facewire-default"]
+EXTRA_PIPELINES = ["facewire-detect-3w"]  # only when named in --pipelines
 PYTHON_PIPELINES = ["imagezmq", "pool", "pool-reduced"]
 MODEL_NAME = "face_detection_yunet_2022mar.onnx"
 
@@ -77,8 +80,8 @@ if args.smoke:
     args.frames, args.rounds = 20, 1
 pipelines = args.pipelines.split(",")
 for name in pipelines:
-    if name not in PIPELINES:
-        sys.exit(f"unknown pipeline {name} (known: {', '.join(PIPELINES)})")
+    if name not in PIPELINES + EXTRA_PIPELINES:
+        sys.exit(f"unknown pipeline {name} (known: {', '.join(PIPELINES + EXTRA_PIPELINES)})")
 
 
 def find_model():
@@ -119,8 +122,9 @@ def command(name, model, python):
     if name.startswith("pool"):
         return [python, script, "pool", "--workers", "2", "--model", model] + common + (
             ["--reduced"] if name == "pool-reduced" else [])
-    local = [args.binary, "--role", "local", "--workers", "2", "--fps", "max", "--loop"] + common
-    if name == "facewire-detect":
+    workers = "3" if name == "facewire-detect-3w" else "2"
+    local = [args.binary, "--role", "local", "--workers", workers, "--fps", "max", "--loop"] + common
+    if name.startswith("facewire-detect"):
         return local + ["--detector", "yunet", "--model", model, "--classifiers", "none", "--landmarks", "none",
                         "--refine-landmarks", "off"]
     return local
@@ -284,7 +288,7 @@ def report(results, model):
     for name, runs in results.items():
         same, overlap = agreement(runs[-1]["faces"], reference) if reference else (float("nan"),) * 2
         faces = sum(len(v) for v in runs[-1]["faces"].values()) / max(1, len(runs[-1]["faces"]))
-        processes = measure.median([len(r.get("by_process", {})) for r in runs])
+        processes = measure.median([r.get("processes") for r in runs])
         dropped = sum(r["dropped"] for r in runs)
         rows.append([name, f"{measure.median([r.get('fps') for r in runs]):.1f}",
                      f"{measure.median([r.get('cpu_ms') for r in runs]):.2f}",

@@ -112,7 +112,7 @@ class SteadyMeter:
             name = self.names[pid]
             by_process[name] = by_process.get(name, 0.0) + 1000 * (cpu - self.start[1].get(pid, 0.0)) / frames
         return {"frames": frames, "seconds": seconds, "fps": frames / seconds if seconds > 0 else float("nan"),
-                "cpu_ms": sum(by_process.values()), "by_process": by_process}
+                "cpu_ms": sum(by_process.values()), "by_process": by_process, "processes": len(self.last_seen)}
 
 
 def read_stream(process, meter, warm, expected, on_line=None):
