@@ -11,14 +11,21 @@ configuration alike; medians over the rounds are reported):
   raw PUSH->PULL        pyzmq, two processes: a stream, PUSH keeps the pipe full (the PLATFORM.md figure)
   raw ROUTER<->DEALER   pyzmq, one ROUTER and K DEALER processes: one message per READY, Facewire's credit dialog
                         (SPEC 3.1) with nothing else: no protobuf, no result, no collector, no tail
-  facewire              separate processes on loopback: a collector, a tail (--stream --exit-on-end), K workers
-                        (--threads 1 --detector noop) and a capture node (--fps max --loop over a folder of JPEGs);
-                        with CURVE every node has its key and every binding node its allow-list
+  facewire              separate processes on loopback (`--role local` has no CURVE flags, so plain and CURVE
+                        both run as separate roles, the same topology): a collector, a tail (--stream
+                        --exit-on-end), K workers (--threads 1 --detector noop) and a capture node (--fps max --loop
+                        over a folder of JPEGs); with CURVE every node has its key and every binding node its
+                        allow-list
 The frames: the first 30 JPEGs of --source (the demo footage by default) re-encoded with OpenCV at the quality that
 lands nearest the target size, 640x480 for targets up to 60 KB and scaled to 1280x960 above; the raw runs send the
 first of those files. frames/s and CPU are steady state: from the line after the first 10 % (the warm-up) to the last
 line. CPU is utime + stime of every process of the configuration (scripts/compare/measure.py). --smoke runs a few
 frames of each and exits 1 unless every stream came complete and in order.
+
+The second table explains the rate: the capture node's loop is one thread, so 1 / its CPU per frame is a ceiling;
+the cores / the cluster's CPU per frame is another. "what bounds it" names the ceiling the measured rate is within
+15 % of; when it is near neither, the per-frame credit round trips and scheduling are what is left (BENCHMARKS.md,
+"Transport capacity", says what the capture node spends its time on).
 
 Needs /usr/bin/python3 with cv2 (python3-opencv) and zmq (python3-zmq); scripts/setup.sh installs both.
 """
@@ -264,6 +271,18 @@ def ceiling(cores, ms_per_frame):
     return f"{1000 * cores / ms_per_frame:,.0f}" if ms_per_frame and ms_per_frame == ms_per_frame else "–"
 
 
+def bound(measured, capture_ms, all_ms):
+    """Which ceiling the measured rate is near (within 15 %): the capture node's loop, the cores, or neither (then the
+    per-frame round trips and scheduling: the capture waits for READYs)."""
+    if not measured or measured != measured:
+        return "–"
+    if capture_ms and measured >= 0.85 * 1000 / capture_ms:
+        return "the capture node's loop"
+    if all_ms and measured >= 0.85 * 1000 * os.cpu_count() / all_ms:
+        return "the cores"
+    return "round trips and scheduling"
+
+
 def report(frames, configurations, results):
     def fps(c):
         return measure.median([r.get("fps") for r in results[c]])
@@ -305,12 +324,13 @@ def report(frames, configurations, results):
             # the whole cluster cannot go faster than the machine's cores / its CPU per frame.
             rows.append([f"{kb} KB", security] + [f"{1000 * per[label]:,.0f}" for label in labels]
                         + [f"{1000 * cpu(c):,.0f}", f"{fps(c):,.0f}", ceiling(1, per["capture"]),
-                           ceiling(os.cpu_count(), cpu(c))])
+                           ceiling(os.cpu_count(), cpu(c)), bound(fps(c), per["capture"], cpu(c))])
     print("facewire, CPU µs per frame by process (workers added up), and the ceilings those imply:")
     print()
     print(measure.table(["size", "security"] + labels + ["all", "frames/s measured",
                                                          "capture-bound ceiling (1 / capture CPU)",
-                                                         f"CPU-bound ceiling ({os.cpu_count()} cores / all)"], rows))
+                                                         f"CPU-bound ceiling ({os.cpu_count()} cores / all)",
+                                                         "what bounds it"], rows))
 
 
 if __name__ == "__main__":
