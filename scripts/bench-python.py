@@ -217,8 +217,9 @@ def run(name, model, python, directory, stages=None):
     if args.smoke:
         problems += dropped  # a loaded machine may drop a frame in a long run (reported); in a smoke run it must not
     result = meter.result(args.frames - 1 - warm) or {}
-    result.update(lines=lines, dropped=len(dropped), faces=faces, problems=problems, whole_ms=1000 * (usage.ru_utime + usage.ru_stime)
-                  / max(1, lines), timings={k: sum(v) / len(v) for k, v in timings.items()})
+    result.update(lines=lines, dropped=len(dropped), faces=faces, problems=problems,
+                  whole_ms=1000 * (usage.ru_utime + usage.ru_stime) / max(1, lines),
+                  timings={k: sum(v) / len(v) for k, v in timings.items()})
     return result
 
 
