@@ -329,7 +329,8 @@ def report(results, model):
     timed = [name for name in results if name.startswith("facewire")]
     if timed:
         print()
-        print("Facewire workers' own timings (SPEC 12.2; means over processed frames, medians over rounds; ms):")
+        print("Facewire workers' own timings (SPEC 12.2; means over processed frames, medians over rounds; ms of "
+              "wall-clock time, so on a loaded machine they include waits for a core):")
         print()
         keys = ["queue", "decode", "detect", "classify", "total"]
         print(measure.table(["pipeline"] + keys, [
