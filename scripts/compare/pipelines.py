@@ -3,14 +3,15 @@
 Each prints one JSON line per frame, in frame order, on standard output, and exits after the last frame. Every process
 of a pipeline is a descendant of this one and is waited for, so os.wait4 of this process counts all their CPU.
 
-  pipelines.py imagezmq --source DIR --frames N --model M [--reduced]
-      imagezmq 1.2.0 (REQ/REP): a sender process reads each JPEG file's bytes (untouched; files in name order, looped)
-      and sends them with ImageSender.send_jpg (a JSON part with the frame number, then the JPEG), waiting for the
+  pipelines.py imagezmq --source DIR|VIDEO --frames N --model M [--reduced]
+      imagezmq 1.2.0 (REQ/REP): a sender process reads each JPEG file's bytes (untouched; files in name order, looped;
+      a video instead is read with cv2.VideoCapture and each frame encoded with cv2.imencode at quality 85, as
+      Facewire's capture node does) and sends them with ImageSender.send_jpg (a JSON part with the frame number, then the JPEG), waiting for the
       reply; this process is the ImageHub: recv_jpg, decode and detect (compare/yunet.py), write the line, then
       send_reply(b"OK"). One hub, so detection runs on one core at a time.
-  pipelines.py pool --source DIR --frames N --model M [--workers 2] [--reduced]
-      A multiprocessing pool over ZeroMQ (zguide's ventilator / workers / sink): a sender process reads the files'
-      bytes and PUSHes [seq, JPEG]; K worker processes (spawned, OpenCV at one thread each) PULL, decode, detect and
+  pipelines.py pool --source DIR|VIDEO --frames N --model M [--workers 2] [--reduced]
+      A multiprocessing pool over ZeroMQ (zguide's ventilator / workers / sink): a sender process reads the frames
+      as above and PUSHes [seq, JPEG]; K worker processes (spawned, OpenCV at one thread each) PULL, decode, detect and
       PUSH [seq, JSON line]; this process is the sink: it PULLs, puts the lines back in frame order and writes them.
       High-water marks of 2 on the frame sockets keep the sender from running far ahead. The workers say hello to the
       sink once their model is loaded; the sender starts only after every hello.
@@ -29,16 +30,43 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 
-def frame_files(source):
-    files = sorted(glob.glob(os.path.join(source, "*.jpg")))
-    if not files:
-        sys.exit(f"no .jpg files in {source}")
-    return files
+JPEG_QUALITY = 85  # what Facewire's capture node encodes video frames at (`--quality`, default 85)
 
 
-def read(path):
-    with open(path, "rb") as handle:
-        return handle.read()
+class Frames:
+    """What a sender sends: from a folder, each .jpg file's bytes as they are (in name order, looped); from a video
+    file, each frame read with cv2.VideoCapture (the video opened again at its end) and encoded with cv2.imencode at
+    JPEG_QUALITY, as Facewire's capture node does with a video."""
+
+    def __init__(self, source):
+        self.source, self.video = source, None
+        if os.path.isdir(source):
+            self.files = sorted(glob.glob(os.path.join(source, "*.jpg")))
+            if not self.files:
+                sys.exit(f"no .jpg files in {source}")
+        else:
+            self.files = None
+            self._open()
+
+    def _open(self):
+        import cv2
+
+        self.video = cv2.VideoCapture(self.source)
+        if not self.video.isOpened():
+            sys.exit(f"cannot open {self.source} as a folder of JPEGs or a video")
+
+    def jpeg(self, seq):
+        if self.files:
+            with open(self.files[seq % len(self.files)], "rb") as handle:
+                return handle.read()
+        import cv2
+
+        ok, image = self.video.read()
+        if not ok:
+            self.video.release()
+            self._open()
+            ok, image = self.video.read()
+        return cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])[1].tobytes()
 
 
 def free_port():
@@ -63,13 +91,14 @@ def write(line):
 # MARK: - imagezmq
 
 
-def imagezmq_sender(endpoint, files, frames):
+def imagezmq_sender(endpoint, source, frames):
     import imagezmq
 
     name_process("sender")
     sender = imagezmq.ImageSender(connect_to=endpoint)
+    reader = Frames(source)
     for seq in range(frames):
-        sender.send_jpg(str(seq), read(files[seq % len(files)]))
+        sender.send_jpg(str(seq), reader.jpeg(seq))
     sender.close()
 
 
@@ -80,7 +109,7 @@ def run_imagezmq(args, context):
     name_process("hub")
     endpoint = f"tcp://127.0.0.1:{free_port()}"
     hub = imagezmq.ImageHub(open_port=endpoint)
-    sender = context.Process(target=imagezmq_sender, args=(endpoint, frame_files(args.source), args.frames))
+    sender = context.Process(target=imagezmq_sender, args=(endpoint, args.source, args.frames))
     detector = YuNet(args.model, args.reduced)
     sender.start()
     for _ in range(args.frames):
@@ -95,7 +124,7 @@ def run_imagezmq(args, context):
 # MARK: - multiprocessing pool over ZeroMQ
 
 
-def pool_sender(endpoint, files, frames, go):
+def pool_sender(endpoint, source, frames, go):
     import zmq
 
     name_process("sender")
@@ -103,9 +132,10 @@ def pool_sender(endpoint, files, frames, go):
     push = context.socket(zmq.PUSH)
     push.sndhwm = 2
     push.bind(endpoint)
+    reader = Frames(source)
     go.wait()
     for seq in range(frames):
-        push.send_multipart([seq.to_bytes(8, "little"), read(files[seq % len(files)])], copy=False)
+        push.send_multipart([seq.to_bytes(8, "little"), reader.jpeg(seq)], copy=False)
     push.close(linger=-1)
     context.term()
 
@@ -145,7 +175,7 @@ def run_pool(args, context):
     sink_endpoint = f"tcp://127.0.0.1:{sink.bind_to_random_port('tcp://127.0.0.1')}"
     frames_endpoint = f"tcp://127.0.0.1:{free_port()}"
     go, stop = context.Event(), context.Event()
-    sender = context.Process(target=pool_sender, args=(frames_endpoint, frame_files(args.source), args.frames, go))
+    sender = context.Process(target=pool_sender, args=(frames_endpoint, args.source, args.frames, go))
     sender.start()
     worker_args = (frames_endpoint, sink_endpoint, args.model, args.reduced, stop)
     workers = [context.Process(target=pool_worker, args=worker_args) for _ in range(args.workers)]
