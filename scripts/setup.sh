@@ -2,7 +2,7 @@
 # Installs what Facewire needs on Debian 12 and builds it. Safe to run again: it skips what is there.
 #
 #   scripts/setup.sh              system libraries, the CenterFace, face-mesh and iris models, the demo footage,
-#                                 a debug build
+#                                 the benchmark venv (imagezmq), a debug build
 #   scripts/setup.sh --release    the same with a release build
 #   scripts/setup.sh --with-fer   also fer's emotion CNN (opt-in: see step 4); or FACEWIRE_SETUP_FER=1
 #
@@ -28,7 +28,7 @@ cache=${XDG_CACHE_HOME:-$HOME/.cache}/facewire
 sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # 1. System libraries (Debian packages).
-packages=(libzmq3-dev libv4l-dev libopencv-dev opencv-data libturbojpeg0-dev pkg-config python3-opencv python3-pip python3-venv python3-yaml unzip iproute2)
+packages=(libzmq3-dev libv4l-dev libopencv-dev opencv-data libturbojpeg0-dev pkg-config python3-opencv python3-pip python3-venv python3-yaml python3-zmq unzip iproute2)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -144,7 +144,15 @@ if [ ! -f "$cache/demo/astronaut/frame-0119.jpg" ] || [ ! -f "$cache/demo/astron
     /usr/bin/python3 scripts/make-demo-footage.py "$astronaut" "$cache/demo/astronaut"
 fi
 
-# 6. Build.
+# 6. The Python side of scripts/bench-python.py: a venv with the system site packages (Debian's cv2, numpy and pyzmq)
+#    plus imagezmq 1.2.0 (MIT), pinned by hash in scripts/compare/requirements.txt; the smoke test runs it.
+bench_venv=$cache/bench-venv
+if ! cmp -s scripts/compare/requirements.txt "$bench_venv/facewire-requirements.txt" 2>/dev/null; then
+    say "making the benchmark venv (imagezmq 1.2.0 from PyPI, pinned by hash)"
+    /usr/bin/python3 scripts/bench-python.py --venv-only
+fi
+
+# 7. Build.
 say "building facewire ($configuration)"
 swift build -c "$configuration" --product facewire 2>&1 | grep -v "prohibited flag" >&2
 say "ready: $(swift build -c "$configuration" --show-bin-path)/facewire"
