@@ -214,7 +214,9 @@ def run(name, model, python, directory, stages=None):
     if status != 0:
         problems.append(f"exit status {status}: {measure.tail(stderr_path, 5)}")
     if lines != args.frames:
-        problems.append(f"{lines} lines for {args.frames} frames")
+        missing = [seq for seq in range(args.frames) if seq not in faces]
+        problems.append(f"{lines} lines for {args.frames} frames (missing seq {missing[:5]}; stderr: "
+                        f"{measure.tail(stderr_path, 5)!r})")
     if faces and not any(faces.values()):
         problems.append("no face in any frame")
     if args.smoke:
