@@ -18,7 +18,9 @@ Runs, one table each:
 
 Measured from the tail's JSON lines (read as they arrive): frames/s of the ordered stream over the steady part
 (the first `--warmup` and last `--cooldown` seconds of lines left out; a dropped run counts its runLength),
-p50/p99 of `timings.total` (capture to the collector's output) over the same part, drops by reason, and checks
+p50/p99 of `timings.total` (capture to the collector's output) over the same part, the p99 of how late the synthetic
+detector's 50 ms sleep ended (`timings.detect` - 50: the scheduler's delay on a busy machine, not the cluster's
+doing; a late result also holds up the frames behind it at the collector), drops by reason, and checks
 on the whole run: every (stream, epoch) starts at 0 and goes up by exactly 1 (in order, gap-free), ends where the
 capture node says it stopped numbering, and its streamEnded summary adds up (processed + dropped = captured).
 CPU: each process's utime + stime from /proc, sampled every 0.25 s, over the steady part, per frame (by role, the
@@ -273,13 +275,15 @@ def analyse(run):
         problems.append("no capture node reported its frames")
 
     if not frames:
-        return {"problems": ["no frame line"], "fps": 0, "processed_fps": 0, "p50": 0, "p99": 0, "drops": "", "total": 0,
+        return {"problems": ["no frame line"], "fps": 0, "processed_fps": 0, "p50": 0, "p99": 0, "overshoot": 0, "drops": "", "total": 0,
                 "processed": 0, "streams": 0, "cpu_ms": {}, "busy": 0}
     start, end = frames[0][0] + args.warmup, frames[-1][0] - args.cooldown
     steady = [line for t, line in frames if start <= t <= end]
     count = sum(line.get("runLength", 1) for line in steady)
     processed = [line for line in steady if line["status"] == "processed"]
     latencies = sorted(line["timings"]["total"] for line in processed if "timings" in line)
+    # How late the synthetic detector's sleep ended: the scheduler's delay, which no part of the cluster causes.
+    overshoot = sorted(line["timings"]["detect"] - args.synthetic_ms for line in processed if "timings" in line)
     drops = {}
     for line in steady:
         if line["status"] != "processed":
@@ -295,6 +299,7 @@ def analyse(run):
         "fps": count / seconds, "processed_fps": len(processed) / seconds,
         "p50": statistics.median(latencies) if latencies else float("nan"),
         "p99": latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))] if latencies else float("nan"),
+        "overshoot": overshoot[min(len(overshoot) - 1, int(0.99 * len(overshoot)))] if overshoot else float("nan"),
         "drops": ", ".join(f"{reason} {n}" for reason, n in sorted(drops.items())) or "none",
         "total": total, "processed": total_processed, "problems": problems, "streams": len(streams),
         "cpu_ms": {role: 1000 * (cpu1[role] - cpu0.get(role, 0)) / max(1, sampled) for role in cpu1},
@@ -337,8 +342,9 @@ def main():
               f"machine: {os.cpu_count()} cores")
         print()
         print("| workers | pacing | frames/s (ordered stream) | processed/s | ratio to N × 20 | latency p50 ms | latency p99 ms "
-              "| dropped (steady part) | processed / frames | in order, gap-free, adds up | CPU ms/frame capture / workers / collector / tail | machine busy |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+              "| sleep overshoot p99 ms | dropped (steady part) | processed / frames | in order, gap-free, adds up "
+              "| CPU ms/frame capture / workers / collector / tail | machine busy |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for pacing in [p for p in args.pacing.split(",") if p]:
             for n in worker_counts:
                 rate = n * 1000 / args.synthetic_ms if pacing == "max" else float(pacing)
@@ -347,7 +353,7 @@ def main():
                 failures += bool(result["problems"])
                 label = "--fps max" if pacing == "max" else f"live {pacing} fps"
                 print(f"| {n} | {label} | {result['fps']:.1f} | {result['processed_fps']:.1f} "
-                      f"| {result['processed_fps'] / (n * 1000 / args.synthetic_ms):.2f} | {result['p50']:.1f} | {result['p99']:.1f} "
+                      f"| {result['processed_fps'] / (n * 1000 / args.synthetic_ms):.2f} | {result['p50']:.1f} | {result['p99']:.1f} | {result['overshoot']:.1f} "
                       f"| {result['drops']} | {result['processed']} / {result['total']} | {verdict(result)} | {cpu_cell(result)} "
                       f"| {100 * result['busy']:.0f} % |", flush=True)
         if args.cameras > 0:
@@ -355,13 +361,14 @@ def main():
             frames = max(10, int(args.camera_fps * args.camera_seconds))
             print()
             print("| cameras × fps | workers | --max-age ms | frames/s (all streams) | processed/s | latency p50 ms | latency p99 ms "
-                  "| dropped (steady part) | processed / frames | streams in order, gap-free, adding up | CPU ms/frame capture / workers / collector / tail | machine busy |")
-            print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+                  "| sleep overshoot p99 ms | dropped (steady part) | processed / frames | streams in order, gap-free, adding up "
+                  "| CPU ms/frame capture / workers / collector / tail | machine busy |")
+            print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
             for max_age in [a for a in args.camera_max_age.split(",") if a]:
                 result = analyse(run_cluster(logs, args.cameras, n, f"{args.camera_fps:g}", frames, max_age))
                 failures += bool(result["problems"])
                 print(f"| {args.cameras} × {args.camera_fps:g} | {n} | {max_age} | {result['fps']:.1f} | {result['processed_fps']:.1f} "
-                      f"| {result['p50']:.1f} | {result['p99']:.1f} | {result['drops']} | {result['processed']} / {result['total']} "
+                      f"| {result['p50']:.1f} | {result['p99']:.1f} | {result['overshoot']:.1f} | {result['drops']} | {result['processed']} / {result['total']} "
                       f"| {result['streams'] if not result['problems'] else 0} of {args.cameras}: {verdict(result)} "
                       f"| {cpu_cell(result)} | {100 * result['busy']:.0f} % |", flush=True)
     finally:
