@@ -7,7 +7,9 @@ import Foundation
 ///
 /// * JPEG files are sent byte for byte. Their header gives the stored size, their EXIF the orientation.
 ///   With `validateJPEG`, the whole file is entropy-decoded once at 1/8 scale first, so truncated or
-///   corrupt files are skipped here rather than failing on a worker.
+///   corrupt files are skipped here rather than failing on a worker. Once per content: a file read again with
+///   the same bytes (a folder played with `--loop`) is not decoded again. That decode was 60 % of a capture
+///   node's CPU at 300 frames/s of 640×480 (BENCHMARKS.md, "Scale-out").
 /// * Other formats, CMYK JPEGs and misnamed files are decoded by OpenCV (`cv::imread`, which also applies
 ///   any EXIF orientation, so the result is upright) and encoded to JPEG at `jpegQuality`.
 ///
@@ -18,6 +20,11 @@ final class StillImageLoader {
     let validateJPEG: Bool
     private let decoder: JPEGDecoder
     private let encoder: JPEGEncoder
+    /// The files validated so far, by path: a hash of the bytes that passed. Bounded: cleared when full.
+    private var validated: [String: Int] = [:]
+    static let maxValidated = 65_536
+    /// Validation decodes done so far.
+    private(set) var validations = 0
 
     init(limits: ImageLimits, jpegQuality: Int, validateJPEG: Bool) throws {
         self.limits = limits
@@ -34,7 +41,7 @@ final class StillImageLoader {
         case .jpeg:
             let bytes = try Self.readFile(path, limits: limits)
             do {
-                return try passThrough(bytes)
+                return try passThrough(bytes, path: path)
             } catch let first as ImageError where first.code == .notJPEG || first.code == .unsupportedFormat {
                 // A misnamed file (a PNG called .jpg) or a CMYK JPEG that workers cannot decode: let OpenCV try.
                 do {
@@ -48,13 +55,21 @@ final class StillImageLoader {
         }
     }
 
-    private func passThrough(_ bytes: [UInt8]) throws -> SourceFrame {
+    private func passThrough(_ bytes: [UInt8], path: String) throws -> SourceFrame {
         let header = try decoder.readHeader(bytes)
         if header.colorspace == .cmyk || header.colorspace == .ycck {
             throw ImageError(.unsupportedFormat, "CMYK JPEG")
         }
         if validateJPEG {
-            _ = try decoder.decode(bytes, scale: .eighth, format: .grey)
+            var hasher = Hasher()
+            bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+            let fingerprint = hasher.finalize()
+            if validated[path] != fingerprint {
+                _ = try decoder.decode(bytes, scale: .eighth, format: .grey)
+                validations += 1
+                if validated.count >= Self.maxValidated { validated.removeAll(keepingCapacity: true) }
+                validated[path] = fingerprint
+            }
         }
         return SourceFrame(
             jpeg: bytes, width: header.width, height: header.height,
