@@ -201,7 +201,9 @@ struct PublishedCounter {
         switch message.body {
         case .frame(let frame):
             if frames == 0 { firstFrame = now }
-            frames += max(1, frame.runLength)
+            // The stream is a network value: a hostile run length saturates the count instead of trapping.
+            let (sum, overflow) = frames.addingReportingOverflow(max(1, frame.runLength))
+            frames = overflow ? .max : sum
             lastFrame = now
         case .end:
             ends += 1
@@ -222,7 +224,8 @@ final class FlowGate: @unchecked Sendable {
     /// Books `count` sends if that keeps the results in flight within `limit`.
     func book(_ count: UInt64, limit: UInt64) -> Bool {
         lock.withLock {
-            guard sent + count <= seen + limit else { return false }
+            let (room, overflow) = seen.addingReportingOverflow(limit)
+            guard overflow || sent + count <= room else { return false }
             sent += count
             bookings += 1
             return true
