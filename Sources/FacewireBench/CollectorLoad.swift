@@ -70,6 +70,8 @@ public final class CollectorLoad: @unchecked Sendable {
         // Fewer sequences apart with many streams, so that what waits in reorder buffers stays within `maxInFlight`;
         // and never less in flight than the window lets wait behind a missing head (else the slowest thread, whose
         // result is that head, could wait for the gate forever).
+        // Clamped first, so that the sums below cannot overflow (streams ≤ 10,000, threads ≤ 64).
+        let (window, maxInFlight) = (min(window, 1 << 32), min(maxInFlight, 1 << 40))
         let (threads, streams) = (UInt64(plan.threads), UInt64(plan.streams))
         self.window = max(threads, min(window, maxInFlight / streams))
         self.maxInFlight = max(maxInFlight, (self.window + threads) * streams + Self.batch * threads)

@@ -57,6 +57,11 @@ struct CollectorLoadCommand: ParsableCommand {
     @Option(help: "Results sent but not yet published, at most (closed loop, as credits make a real cluster).")
     var inFlight: UInt64 = 2048
 
+    func validate() throws {
+        guard (1...100_000).contains(window) else { throw ValidationError("--window must be 1...100000") }
+        guard (1...10_000_000).contains(inFlight) else { throw ValidationError("--in-flight must be 1...10000000") }
+    }
+
     func run() throws {
         let epoch = UInt64(max(1, Clock.wallMicroseconds()))
         let plan: CollectorLoadPlan
