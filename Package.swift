@@ -147,12 +147,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "FacewireBench",
+            dependencies: ["ZeroMQ", "FacewireRuntime", "FacewireProtocol"],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "facewire",
             dependencies: [
                 "ZeroMQ", "FacewireRuntime", "FacewireProtocol", "FacewireImage", "FacewireDetection", "FacewireCapture",
                 "FacewireWorker",
-                "FacewireCollector", "FacewireTail", "FacewireHTTP",
+                "FacewireCollector", "FacewireTail", "FacewireHTTP", "FacewireBench",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -181,6 +186,7 @@ let package = Package(
         .testTarget(name: "FacewireCaptureTests", dependencies: ["FacewireCapture", "FacewireImage", "FacewireRuntime", "FacewireProtocol"]),
         .testTarget(name: "FacewireCollectorTests", dependencies: ["FacewireCollector", "FacewireProtocol", "FacewireRuntime", "ZeroMQ"]),
         .testTarget(name: "FacewireCollectorCoreTests", dependencies: ["FacewireCollectorCore", "FacewireProtocol"]),
+        .testTarget(name: "FacewireBenchTests", dependencies: ["FacewireBench", "FacewireCollectorCore", "FacewireProtocol"]),
         .testTarget(
             name: "FacewireIntegrationTests",
             dependencies: ["facewire", "FacewireRuntime", "FacewireProtocol", "FacewireImage", "ZeroMQ"]

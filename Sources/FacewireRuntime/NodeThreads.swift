@@ -24,6 +24,12 @@ public final class NodeThreads: @unchecked Sendable {
         thread.start()
     }
 
+    /// Waits at most `seconds` for every spawned thread to finish.
+    /// - Returns: whether they all have.
+    public func finished(within seconds: Double) -> Bool {
+        group.wait(timeout: .now() + seconds) == .success
+    }
+
     /// Waits for every spawned thread to finish.
     /// - Returns: the errors they threw, as "thread: error" lines.
     @discardableResult

@@ -21,7 +21,7 @@ enum Entry {
                 role = String(arguments[index].dropFirst("--role=".count))
                 arguments.remove(at: index)
             }
-        } else if let first = arguments.first, Role(rawValue: first) != nil || ["detect", "eval", "reset", "keygen"].contains(first) {
+        } else if let first = arguments.first, Role(rawValue: first) != nil || ["detect", "eval", "reset", "keygen", "bench"].contains(first) {
             role = arguments.removeFirst()
         } else if let fromEnvironment = environment["FACEWIRE_ROLE"], !fromEnvironment.isEmpty,
             !arguments.contains("--help"), !arguments.contains("-h")
@@ -54,13 +54,13 @@ struct FacewireCommand: AsyncParsableCommand {
             Each role has its own help: facewire --role worker --help. facewire detect --source FILE analyses a file \
             in one process, without a cluster; \
             facewire reset --collector ENDPOINT --stream ID restarts tracking on a stream; facewire keygen NAME \
-            makes a CURVE key pair.
+            makes a CURVE key pair. facewire bench collector-load|zmq-rate are test tools for the benchmarks.
             Every option can also be set with an environment variable: --max-delay 500 is FACEWIRE_MAX_DELAY=500,
             --loop is FACEWIRE_LOOP=1; the command line wins.
             """,
         subcommands: [
             CaptureCommand.self, WorkerCommand.self, CollectorCommand.self, TailCommand.self, LocalCommand.self,
-            DetectCommand.self, EvalCommand.self, ResetCommand.self, KeygenCommand.self,
+            DetectCommand.self, EvalCommand.self, ResetCommand.self, KeygenCommand.self, BenchCommand.self,
         ]
     )
 }

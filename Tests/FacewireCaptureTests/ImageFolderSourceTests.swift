@@ -40,6 +40,30 @@ struct ImageFolderSourceTests {
         #expect(source.framesRead == 12)
     }
 
+    @Test func aLoopedFolderIsValidatedOncePerContent() throws {
+        let folder = try TestFiles.makeTemporaryFolder()
+        defer { TestFiles.remove(folder) }
+        let paths = try writeJPEGs(3, in: folder)
+        let source = try ImageFolderSource(directory: folder, loop: true)
+        for pass in 0..<3 {
+            for path in paths {
+                let frame = try #require(try source.next())
+                #expect(frame.jpeg == (try TestFiles.read(path)), "pass \(pass)")
+            }
+        }
+        #expect(source.validations == 3, "each file decoded once, not on every pass")
+
+        // A file that changes between passes is validated again: rewritten whole it passes, truncated it is skipped.
+        let encoder = try JPEGEncoder()
+        let replacement = try encoder.encode(TestFiles.image(width: 64, height: 48, seed: 99))
+        try TestFiles.write(replacement, to: paths[0])
+        try TestFiles.write(Array(replacement[0..<(replacement.count * 3 / 4)]), to: paths[1])
+        #expect(try source.next()?.jpeg == replacement)
+        #expect(try source.next()?.jpeg == (try TestFiles.read(paths[2])), "the truncated file is skipped")
+        #expect(source.validations == 4, "the replaced file decoded again (the truncated one failed its decode)")
+        #expect(source.skippedCount == 1 && source.skipped[0].path == paths[1])
+    }
+
     @Test func exifOrientationIsReported() throws {
         let folder = try TestFiles.makeTemporaryFolder()
         defer { TestFiles.remove(folder) }

@@ -21,12 +21,13 @@ struct NamespaceNetwork {
     func address(_ host: String) -> String { hosts.first { $0.name == host }!.address }
 
     /// Why the test cannot run here, or nil when it can.
-    static func unavailableReason() -> String? {
+    /// - Parameter probe: the namespace made and removed to find out (a suite that may run beside another test
+    ///   process gives its own name, so that one's probe cannot make the other's fail).
+    static func unavailableReason(probe: String = prefix + "probe") -> String? {
         guard geteuid() == 0 else { return "needs root for `ip netns` (running as uid \(geteuid()))" }
         guard let ip = ipCandidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
             return "the `ip` tool (iproute2) is not installed"
         }
-        let probe = prefix + "probe"
         _ = try? runCommand(ip, ["netns", "del", probe])
         guard let added = try? runCommand(ip, ["netns", "add", probe]), added.status == 0 else {
             return "`ip netns add` fails here (no CAP_SYS_ADMIN or no netns support)"

@@ -426,6 +426,31 @@ struct JSONLinesTests {
         #expect(out.string == "-9223372036854775808,18446744073709551615,-7,0,true")
     }
 
+    /// `number` formats with C's `%.*f` directly; it must give exactly what the `String(format:)` version gave, for
+    /// every magnitude a Float can hold (the largest included) and every precision the lines use.
+    @Test func numberMatchesStringFormat() {
+        func reference(_ value: Float, _ decimals: Int) -> String {
+            var text = String(format: "%.\(decimals)f", Double(value))
+            if text.contains(".") {
+                while text.hasSuffix("0") { text.removeLast() }
+                if text.hasSuffix(".") { text.removeLast() }
+            }
+            return text == "-0" ? "0" : text
+        }
+        var rng = SystemRandomNumberGenerator()
+        var values: [Float] = [.greatestFiniteMagnitude, -.greatestFiniteMagnitude, .leastNonzeroMagnitude, 0.05, 0.15, 188.25, -0.005]
+        for _ in 0..<3000 {
+            values.append(Float(bitPattern: UInt32.random(in: 0...UInt32.max, using: &rng)))
+            values.append(Float.random(in: -70_000...70_000, using: &rng))
+            values.append(Float.random(in: -2...2, using: &rng))
+        }
+        for value in values where value.isFinite {
+            for decimals in 1...3 {
+                #expect(JSONLines.number(value, decimals) == reference(value, decimals), "\(value) at \(decimals)")
+            }
+        }
+    }
+
     @Test func nonFiniteNumbersBecomeNull() throws {
         var frame = Self.processed()
         frame.timings.queueMs = .nan

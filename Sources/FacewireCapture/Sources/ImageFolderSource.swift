@@ -28,6 +28,8 @@ public final class ImageFolderSource: FrameSource {
 
     /// How many files were skipped.
     public var skippedCount: Int { skipped.count }
+    /// JPEG validation decodes done so far (each file's content is validated once, not on every loop).
+    var validations: Int { loader.validations }
 
     private var kinds: [String: ImageFileKind]
     private var index = 0

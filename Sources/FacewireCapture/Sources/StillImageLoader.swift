@@ -6,9 +6,10 @@ import Foundation
 /// ``ImageFolderSource`` and ``ImageFileSource``:
 ///
 /// * JPEG files are sent byte for byte. Their header gives the stored size, their EXIF the orientation.
-///   With `validateJPEG`, the whole file is entropy-decoded at 1/8 scale the first time it is loaded, so truncated
-///   or corrupt files are skipped here rather than failing on a worker; a looping source does not pay for it again
-///   unless the file's size changed.
+///   With `validateJPEG`, the whole file is entropy-decoded once at 1/8 scale first, so truncated or
+///   corrupt files are skipped here rather than failing on a worker. Once per content: a file read again with
+///   the same bytes (a folder played with `--loop`) is not decoded again. That decode was 60 % of a capture
+///   node's CPU at 300 frames/s of 640×480 (BENCHMARKS.md, "Scale-out").
 /// * Other formats, CMYK JPEGs and misnamed files are decoded by OpenCV (`cv::imread`, which also applies
 ///   any EXIF orientation, so the result is upright) and encoded to JPEG at `jpegQuality`.
 ///
@@ -19,8 +20,11 @@ final class StillImageLoader {
     let validateJPEG: Bool
     private let decoder: JPEGDecoder
     private let encoder: JPEGEncoder
-    /// Files that passed validation, with their size then.
+    /// The files validated so far, by path: a hash of the bytes that passed. Bounded: cleared when full.
     private var validated: [String: Int] = [:]
+    static let maxValidated = 65_536
+    /// Validation decodes done so far.
+    private(set) var validations = 0
 
     init(limits: ImageLimits, jpegQuality: Int, validateJPEG: Bool) throws {
         self.limits = limits
@@ -56,9 +60,16 @@ final class StillImageLoader {
         if header.colorspace == .cmyk || header.colorspace == .ycck {
             throw ImageError(.unsupportedFormat, "CMYK JPEG")
         }
-        if validateJPEG, validated[path] != bytes.count {
-            _ = try decoder.decode(bytes, scale: .eighth, format: .grey)
-            validated[path] = bytes.count
+        if validateJPEG {
+            var hasher = Hasher()
+            bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+            let fingerprint = hasher.finalize()
+            if validated[path] != fingerprint {
+                _ = try decoder.decode(bytes, scale: .eighth, format: .grey)
+                validations += 1
+                if validated.count >= Self.maxValidated { validated.removeAll(keepingCapacity: true) }
+                validated[path] = fingerprint
+            }
         }
         return SourceFrame(
             jpeg: bytes, width: header.width, height: header.height,

@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The benchmark scripts keep working: each runs its `--smoke` version against the binary under test. The scripts
+/// check ordering and accounting themselves and exit non-zero on a problem; these tests add no timing assertion,
+/// only that every configuration was run and reported.
+extension IntegrationTests {
+    @Suite("Benchmark scripts (--smoke)", .serialized)
+    struct BenchmarkScripts {
+        static let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        static let netnsSkipReason = python == nil
+            ? "python3 is not installed" : NamespaceNetwork.unavailableReason(probe: "fwbs-probe-\(getpid())")
+
+        static func script(_ name: String) -> String {
+            Locations.repository.appendingPathComponent("scripts/\(name)").path
+        }
+
+        @Test(
+            "bench-scale.py --smoke: workers on four namespaces, both pacings, two cameras, every stream in order",
+            .enabled(if: netnsSkipReason == nil, "\(netnsSkipReason ?? "")"),
+            .timeLimit(.minutes(3))
+        )
+        func scaleOut() throws {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-scale-smoke-\(getpid())")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try SyntheticFrames.writeFolder(directory, count: 10, width: 640, height: 480)
+            let run = try runCommand(Self.python!, [
+                Self.script("bench-scale.py"), "--smoke", "--binary", try Locations.facewireBinary(), "--source", directory.path,
+                "--prefix", "fwbs-smoke-",
+            ])
+            #expect(run.status == 0, "bench-scale.py --smoke failed:\n\(run.output)")
+            for row in ["| 1 | --fps max |", "| 2 | --fps max |", "| 1 | live 300 fps |", "| 2 | live 300 fps |", "| 2 × 10 | 2 | 2000 |"] {
+                #expect(run.output.contains(row), "row \(row) missing:\n\(run.output)")
+            }
+            #expect(run.output.contains("every stream in order, gap-free, and adding up"), "\(run.output)")
+        }
+
+        @Test(
+            "bench-collector.py --smoke: 1 and 10 streams through a real collector and tail, in order and tracked",
+            .enabled(if: python != nil, "python3 is not installed"),
+            .timeLimit(.minutes(3))
+        )
+        func collectorCapacity() throws {
+            let run = try runCommand(Self.python!, [Self.script("bench-collector.py"), "--smoke", "--binary", try Locations.facewireBinary()])
+            #expect(run.status == 0, "bench-collector.py --smoke failed:\n\(run.output)")
+            for row in ["| 1 |", "| 10 |"] {
+                #expect(run.output.contains(row), "row \(row) missing:\n\(run.output)")
+            }
+            #expect(run.output.contains("raw libzmq"), "\(run.output)")
+            #expect(run.output.contains("every stream in order, processed and tracked"), "\(run.output)")
+        }
+    }
+}
