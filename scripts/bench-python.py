@@ -9,8 +9,9 @@ Usage: scripts/bench-python.py [--binary PATH] [--source DIR] [--frames N] [--ro
 The clip: --source (the demo footage, 120 JPEGs of 640x480, ~44 KB each), looped to --frames. Every pipeline sends
 the JPEG files' bytes untouched (no re-encoding at the sender) and ends with one JSON line per frame, in frame
 order, on the standard output of its first process, which this script reads. --source may also be a video file:
-then every sender decodes it and encodes each frame as JPEG at quality 85 (the Python senders with cv2.VideoCapture
-and cv2.imencode, Facewire's capture node with OpenCV's FFmpeg reader and libjpeg-turbo at its default --quality).
+then the Python senders decode it with cv2.VideoCapture and encode each frame with cv2.imencode at quality 85, as
+imagezmq's examples do; Facewire's capture node sends a motion-JPEG video's packets as they are (setup writes the
+demo frames as one, astronaut.avi) and decodes and encodes other codecs (libjpeg-turbo, its default --quality 85).
 The pipelines (scripts/compare/):
   imagezmq              imagezmq 1.2.0 REQ/REP: a sender process send_jpg's each file, one ImageHub process decodes
                         (cv2.imdecode), resizes to 320 px (INTER_AREA), detects (YuNet), writes the line, replies OK
