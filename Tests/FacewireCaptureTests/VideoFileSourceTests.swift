@@ -168,3 +168,42 @@ struct MotionJPEGVideoTests {
         #expect(count == 5, "probing for packets must not cost the first frame")
     }
 }
+
+/// The decision on each motion-JPEG packet (``VideoFileSource/accept(packet:limits:)``), without FFmpeg: a packet
+/// may come from an HTTP stream, so its absurd values are the cases.
+@Suite("Video file source: which packets are sent")
+struct MotionJPEGPacketTests {
+    static func jpeg(width: Int = 160, height: Int = 120) throws -> [UInt8] {
+        try JPEGEncoder().encode(TestFiles.image(width: width, height: height, seed: 3))
+    }
+
+    static func accept(_ bytes: [UInt8], limits: ImageLimits = .standard) -> Result<MJPEGFrame.Checked, VideoFileSource.PacketRefusal> {
+        bytes.withUnsafeBytes { VideoFileSource.accept(packet: $0, limits: limits) }
+    }
+
+    @Test func aGoodPacketIsSentAsItIs() throws {
+        let bytes = try Self.jpeg()
+        let checked = try Self.accept(bytes).get()
+        #expect(checked.jpeg == bytes && checked.width == 160 && checked.height == 120 && checked.isUnchanged)
+    }
+
+    @Test func emptyGarbageAndTruncatedPacketsAreRefusedByName() throws {
+        #expect(Self.accept([]) == .failure(.init(reason: "not-jpeg")))
+        #expect(Self.accept(Array(repeating: 0xFF, count: 64)) == .failure(.init(reason: "not-jpeg")))
+        let bytes = try Self.jpeg()
+        #expect(Self.accept(Array(bytes[0..<(bytes.count / 2)])) == .failure(.init(reason: "truncated")))
+    }
+
+    @Test func oversizedPacketsAreRefusedBeforeAnyCopy() throws {
+        let bytes = try Self.jpeg()
+        // More bytes than the limit: refused on its length alone (a 17 MiB packet against the standard 16 MiB too).
+        #expect(Self.accept(bytes, limits: ImageLimits(maxBytes: bytes.count - 1)) == .failure(.init(reason: "oversized")))
+        var huge = [UInt8](repeating: 0, count: (16 << 20) + 1)
+        huge[0] = 0xFF
+        huge[1] = 0xD8
+        #expect(Self.accept(huge) == .failure(.init(reason: "oversized")))
+        // A header that claims more pixels than accepted.
+        #expect(Self.accept(bytes, limits: ImageLimits(maxWidth: 100)) == .failure(.init(reason: "oversized")))
+        #expect(try Self.accept(bytes, limits: ImageLimits(maxWidth: 160, maxHeight: 120, maxBytes: bytes.count)).get().width == 160)
+    }
+}

@@ -31,7 +31,7 @@ public final class VideoFileSource: FrameSource {
     public private(set) var frameSize: (width: Int, height: Int)?
 
     /// Whether the video's JPEG packets are sent undecoded (motion JPEG with `passJPEG`).
-    public private(set) var passesPackets = false
+    public var passesPackets: Bool { video.map { fwcv_video_passes_packets($0) != 0 } ?? false }
 
     private var video: OpaquePointer?
     private var framesInPass = 0
@@ -60,7 +60,6 @@ public final class VideoFileSource: FrameSource {
         }
         let video = try Self.open(path, passJPEG: passJPEG)
         self.video = video
-        passesPackets = fwcv_video_passes_packets(video) != 0
         let fps = fwcv_video_fps(video)
         nominalFPS = fps > 0 ? fps : 30
         let count = fwcv_video_frame_count(video)
@@ -89,7 +88,6 @@ public final class VideoFileSource: FrameSource {
         if let video { fwcv_video_close(video) }
         video = nil
         video = try Self.open(path, passJPEG: passJPEG)
-        passesPackets = fwcv_video_passes_packets(video) != 0
         framesInPass = 0
         // The next pass continues the timeline one frame after the last one.
         passOffset = lastMediaTime + 1 / (nominalFPS ?? 30)
@@ -119,30 +117,42 @@ public final class VideoFileSource: FrameSource {
         return frame
     }
 
-    /// The next packet of a motion-JPEG video, checked (``MJPEGFrame``); packets that cannot be used are skipped.
+    /// The next packet of a motion-JPEG video, checked (``accept(packet:limits:)``); packets that cannot be used are
+    /// skipped and counted.
     private func readPacket(_ video: OpaquePointer) throws -> (jpeg: [UInt8], width: Int, height: Int, reencoded: Bool)? {
         while true {
             var data: UnsafePointer<UInt8>?
             var length = 0
             guard try read("a packet", { fwcv_video_read_packet(video, &data, &length, $0, $1) }) else { return nil }
-            guard let data, length > 0 else {
-                counters?.add("video_dropped_\(MJPEGFrame.Defect.notJPEG.rawValue)")
-                continue
-            }
-            switch MJPEGFrame.check(UnsafeRawBufferPointer(start: data, count: length)) {
+            switch Self.accept(packet: UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : length)) {
             case .success(let checked):
-                // A stream's packet is as untrusted as a network frame: no larger than any image we accept.
-                guard (try? ImageLimits.standard.check(width: checked.width, height: checked.height)) != nil,
-                    (try? ImageLimits.standard.check(byteCount: checked.jpeg.count)) != nil
-                else {
-                    counters?.add("video_dropped_oversized")
-                    continue
-                }
                 if checked.insertedHuffmanTables { counters?.add("video_repaired_dht") }
                 return (checked.jpeg, checked.width, checked.height, false)
-            case .failure(let defect):
-                counters?.add("video_dropped_\(defect.rawValue)")
+            case .failure(let refusal):
+                counters?.add("video_dropped_\(refusal.reason)")
             }
+        }
+    }
+
+    /// Why a motion-JPEG packet is not sent: an ``MJPEGFrame/Defect`` or `oversized`.
+    struct PacketRefusal: Error, Equatable {
+        let reason: String
+    }
+
+    /// One motion-JPEG packet, as untrusted as a network frame (it may come from an HTTP stream): its size is bounded
+    /// before anything is copied, then it is checked and repaired like a camera buffer (``MJPEGFrame``), and the
+    /// image's size and the repaired bytes are bounded by `limits` too.
+    static func accept(packet: UnsafeRawBufferPointer, limits: ImageLimits = .standard) -> Result<MJPEGFrame.Checked, PacketRefusal> {
+        let oversized = PacketRefusal(reason: "oversized")
+        guard (try? limits.check(byteCount: packet.count)) != nil else { return .failure(oversized) }
+        switch MJPEGFrame.check(packet) {
+        case .success(let checked):
+            guard (try? limits.check(width: checked.width, height: checked.height)) != nil,
+                (try? limits.check(byteCount: checked.jpeg.count)) != nil
+            else { return .failure(oversized) }
+            return .success(checked)
+        case .failure(let defect):
+            return .failure(PacketRefusal(reason: defect.rawValue))
         }
     }
 
