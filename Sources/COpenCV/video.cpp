@@ -53,6 +53,14 @@ bool to_bgr8(const cv::Mat &source, cv::Mat &out) {
     }
 }
 
+/// (Re)opens `capture` on `path`. FFmpeg reads every container we ship. Other backends are tried only when this
+/// OpenCV build has no FFmpeg: trying GStreamer on a file FFmpeg rejected only prints warnings and fails too.
+bool open_capture(cv::VideoCapture &capture, const char *path) {
+    capture.release();
+    const int backend = cv::videoio_registry::hasBackend(cv::CAP_FFMPEG) ? cv::CAP_FFMPEG : cv::CAP_ANY;
+    return capture.open(path, backend) && capture.isOpened();
+}
+
 /// Switches a freshly opened FFmpeg capture to raw packets (CAP_PROP_FORMAT = -1) and reads the first one: true,
 /// with the packet kept in `frame` for the first read, when it is a JPEG image (starts with SOI and a marker).
 /// False leaves the capture unusable for decoding: the caller opens it again.
@@ -80,30 +88,16 @@ fwcv_video *fwcv_video_open(const char *path, int jpeg_packets, char *err, size_
     fwcv_video *video = nullptr;
     try {
         video = new fwcv_video();
-        // FFmpeg reads every container we ship. Other backends are tried only when this OpenCV build has
-        // no FFmpeg: trying GStreamer on a file FFmpeg rejected only prints warnings and fails too.
-        bool opened = false;
-        if (cv::videoio_registry::hasBackend(cv::CAP_FFMPEG)) {
-            opened = video->capture.open(path, cv::CAP_FFMPEG);
-        } else {
-            opened = video->capture.open(path, cv::CAP_ANY);
+        bool opened = open_capture(video->capture, path);
+        if (opened && jpeg_packets) {
+            video->packets = probe_jpeg_packets(*video);
+            // Not motion JPEG: open again to decode from the first frame.
+            if (!video->packets) opened = open_capture(video->capture, path);
         }
-        if (!opened || !video->capture.isOpened()) {
+        if (!opened) {
             set_error(err, errlen, std::string("OpenCV cannot open video '") + path + "'");
             delete video;
             return nullptr;
-        }
-        if (jpeg_packets && probe_jpeg_packets(*video)) {
-            video->packets = true;
-        } else if (jpeg_packets) {
-            // Not motion JPEG: open again to decode from the first frame.
-            video->capture.release();
-            if (!video->capture.open(path, cv::videoio_registry::hasBackend(cv::CAP_FFMPEG) ? cv::CAP_FFMPEG : cv::CAP_ANY) ||
-                !video->capture.isOpened()) {
-                set_error(err, errlen, std::string("OpenCV cannot open video '") + path + "'");
-                delete video;
-                return nullptr;
-            }
         }
         // Ask for BGR frames (the default for FFmpeg; harmless where unsupported).
         if (!video->packets) video->capture.set(cv::CAP_PROP_CONVERT_RGB, 1);

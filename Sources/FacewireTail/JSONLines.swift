@@ -31,9 +31,7 @@ public enum JSONLines {
     /// One frame: `{"stream":…,"epoch":…,"seq":…,"captureTime":…,"status":…,…,"faces":[…]}`; a dropped run has
     /// `"runLength"` after its reason (only when > 1).
     public static func line(for frame: FrameResult) -> String {
-        var out = JSONBuffer()
-        write(frame, into: &out)
-        return out.string
+        rendered { write(frame, into: &$0) }
     }
 
     static func write(_ frame: FrameResult, into out: inout JSONBuffer) {
@@ -97,9 +95,7 @@ public enum JSONLines {
 
     /// A face-appeared / face-left event: `{"stream":…,"epoch":…,"event":"faceAppeared",…}`.
     public static func line(for event: FaceEvent, stream: String, epoch: UInt64) -> String {
-        var out = JSONBuffer(capacity: 160)
-        write(event, stream: stream, epoch: epoch, into: &out)
-        return out.string
+        rendered { write(event, stream: stream, epoch: epoch, into: &$0) }
     }
 
     static func write(_ event: FaceEvent, stream: String, epoch: UInt64, into out: inout JSONBuffer) {
@@ -112,9 +108,7 @@ public enum JSONLines {
 
     /// The end of a stream: `{"stream":…,"epoch":…,"event":"streamEnded","frames":…,…}`.
     public static func line(for summary: StreamSummary, stream: String, epoch: UInt64) -> String {
-        var out = JSONBuffer(capacity: 200)
-        write(summary, stream: stream, epoch: epoch, into: &out)
-        return out.string
+        rendered { write(summary, stream: stream, epoch: epoch, into: &$0) }
     }
 
     static func write(_ summary: StreamSummary, stream: String, epoch: UInt64, into out: inout JSONBuffer) {
@@ -129,9 +123,7 @@ public enum JSONLines {
 
     /// Tracking was reset: `{"stream":…,"epoch":…,"event":"trackingReset","seq":…,"endedTracks":…}`.
     public static func line(for reset: TrackingReset, stream: String, epoch: UInt64) -> String {
-        var out = JSONBuffer(capacity: 160)
-        write(reset, stream: stream, epoch: epoch, into: &out)
-        return out.string
+        rendered { write(reset, stream: stream, epoch: epoch, into: &$0) }
     }
 
     static func write(_ reset: TrackingReset, stream: String, epoch: UInt64, into out: inout JSONBuffer) {
@@ -144,9 +136,7 @@ public enum JSONLines {
     /// One statistics window: `{"stream":…,"epoch":…,"event":"statistics","window":…,"frames":…,…}`; `dropped`
     /// maps reason codes to counts; the latencies are in milliseconds and absent without processed frames.
     public static func line(for statistics: StreamStatisticsMessage, stream: String, epoch: UInt64) -> String {
-        var out = JSONBuffer()
-        write(statistics, stream: stream, epoch: epoch, into: &out)
-        return out.string
+        rendered { write(statistics, stream: stream, epoch: epoch, into: &$0) }
     }
 
     static func write(_ statistics: StreamStatisticsMessage, stream: String, epoch: UInt64, into out: inout JSONBuffer) {
@@ -190,9 +180,7 @@ public enum JSONLines {
     }
 
     static func faceObject(_ face: WireFace) -> String {
-        var out = JSONBuffer()
-        write(face, into: &out)
-        return out.string
+        rendered { write(face, into: &$0) }
     }
 
     static func write(_ face: WireFace, into out: inout JSONBuffer) {
@@ -281,9 +269,7 @@ public enum JSONLines {
 
     /// A finite number with at most `decimals` decimals and no trailing zeros; NaN and infinities become null.
     static func number(_ value: Float, _ decimals: Int) -> String {
-        var out = JSONBuffer(capacity: 16)
-        out.append(value, decimals: decimals)
-        return out.string
+        rendered { $0.append(value, decimals: decimals) }
     }
 
     /// C's `%.Nf` with the trailing zeros (and a bare point) cut and `-0` as `0`: the reference ``JSONBuffer``'s
@@ -299,15 +285,18 @@ public enum JSONLines {
 
     /// Unix microseconds as seconds with six decimals.
     static func seconds(_ microseconds: Int64) -> String {
-        var out = JSONBuffer(capacity: 24)
-        out.append(seconds: microseconds)
-        return out.string
+        rendered { $0.append(seconds: microseconds) }
     }
 
     /// A JSON string literal.
     public static func quoted(_ text: String) -> String {
-        var out = JSONBuffer(capacity: text.utf8.count + 2)
-        out.append(quoted: text)
+        rendered { $0.append(quoted: text) }
+    }
+
+    /// What `write` puts into a fresh buffer, as a `String` (the forms tests and other callers use).
+    private static func rendered(_ write: (inout JSONBuffer) -> Void) -> String {
+        var out = JSONBuffer()
+        write(&out)
         return out.string
     }
 }
