@@ -258,10 +258,14 @@ public struct CollectorCore {
         case .capture:
             let endpoint = hello.frameEndpoint
             let key = hello.curvePublicKey
-            guard !endpoint.isEmpty, endpoint.utf8.count <= Self.maxEndpointBytes, key.isEmpty || key.utf8.count == 40 else {
+            let preview = hello.previewEndpoint
+            guard !endpoint.isEmpty, endpoint.utf8.count <= Self.maxEndpointBytes, key.isEmpty || key.utf8.count == 40,
+                  preview.utf8.count <= Self.maxEndpointBytes
+            else {
                 out.count("hello_rejected_endpoint")
                 notice("hello_rejected_endpoint", "capture hello rejected: endpoint or key out of bounds", [
                     "stream": String(hello.stream.prefix(64)), "endpoint_bytes": "\(endpoint.utf8.count)", "key_bytes": "\(key.utf8.count)",
+                    "preview_bytes": "\(preview.utf8.count)",
                 ], now, &out)
                 return
             }
@@ -279,6 +283,9 @@ public struct CollectorCore {
             info.epoch = hello.epoch
             info.frameEndpoint = Endpoint.resolvingWildcard(endpoint, host: peerAddress ?? "127.0.0.1")
             info.curvePublicKey = key
+            if !preview.isEmpty {
+                info.previewEndpoint = Endpoint.resolvingWildcard(preview, host: peerAddress ?? "127.0.0.1")
+            }
             if captures[hello.stream]?.info != info {
                 out.log(.info, "capture announced", ["stream": info.stream, "endpoint": info.frameEndpoint])
                 // Every live worker hears of it at the next tick (one Welcome per worker, however many hellos).
@@ -299,7 +306,7 @@ public struct CollectorCore {
                 ], now, &out)
             }
             out.replies.append(welcome(to: [identity]))
-        case .tail, .unspecified, .UNRECOGNIZED:
+        case .tail, .view, .unspecified, .UNRECOGNIZED:
             out.replies.append(welcome(to: [identity]))
         }
     }

@@ -42,6 +42,27 @@ struct CollectorCoreTests {
         #expect(h.tick().replies.isEmpty)
     }
 
+    @Test func aViewLearnsEachCaptureNodesPreviewEndpointWithItsWildcardResolved() {
+        var h = CoreHarness()
+        guard case .hello(var hello) = CoreHarness.hello("cam") else { return }
+        hello.previewEndpoint = "tcp://0.0.0.0:5565"
+        h.send(.hello(hello))
+        h.send(CoreHarness.hello("plain"))
+        let out = h.send(CoreHarness.hello("", role: .view), from: CoreHarness.worker)
+        guard let reply = out.replies.first, case .welcome(let welcome)? = reply.envelope.body else {
+            Issue.record("a view is answered like a tail")
+            return
+        }
+        let previews = Dictionary(uniqueKeysWithValues: welcome.captures.map { ($0.stream, $0.previewEndpoint) })
+        #expect(previews == ["cam": "tcp://10.0.0.9:5565", "plain": ""], "no preview announced: none listed")
+        // An absurd preview endpoint refuses the whole hello, like an absurd frame endpoint.
+        hello.previewEndpoint = "tcp://" + String(repeating: "h", count: 300) + ":1"
+        hello.stream = "cam2"
+        h.send(.hello(hello))
+        #expect(h.total("hello_rejected_endpoint") == 1)
+        #expect(h.core.gauges(at: h.now).captures == 2)
+    }
+
     // MARK: Attacks: runs
 
     @Test func aSkipOfTwoToTheFortyIsOneMessage() {

@@ -137,6 +137,7 @@ enum MessageFields {
         case .capture: "ROLE_CAPTURE"
         case .worker: "ROLE_WORKER"
         case .tail: "ROLE_TAIL"
+        case .view: "ROLE_VIEW"
         case .UNRECOGNIZED(let value): "UNRECOGNIZED(\(value))"
         }
     }
@@ -150,6 +151,7 @@ enum MessageFields {
             "frame_endpoint": .string(hello.frameEndpoint),
             "next_seq": number(hello.nextSeq),
             "curve_public_key": .string(hello.curvePublicKey),
+            "preview_endpoint": .string(hello.previewEndpoint),
         ])
     }
 
@@ -157,6 +159,7 @@ enum MessageFields {
         .object([
             "stream": .string(info.stream), "epoch": number(info.epoch), "frame_endpoint": .string(info.frameEndpoint),
             "curve_public_key": .string(info.curvePublicKey),
+            "preview_endpoint": .string(info.previewEndpoint),
         ])
     }
 

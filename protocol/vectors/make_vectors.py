@@ -103,7 +103,7 @@ def f_message(field, encoded):
 # Field numbers are those of protocol/facewire.proto (package facewire.v1).
 # ---------------------------------------------------------------------------------------------
 
-ROLE = {"ROLE_UNSPECIFIED": 0, "ROLE_CAPTURE": 1, "ROLE_WORKER": 2, "ROLE_TAIL": 3}
+ROLE = {"ROLE_UNSPECIFIED": 0, "ROLE_CAPTURE": 1, "ROLE_WORKER": 2, "ROLE_TAIL": 3, "ROLE_VIEW": 4}
 STATUS = {"FRAME_STATUS_PROCESSED": 0, "FRAME_STATUS_DROPPED": 1, "FRAME_STATUS_ERROR": 2}
 KIND = {"KIND_APPEARED": 0, "KIND_LEFT": 1}
 ACCURACY = {"ACCURACY_UNSET": 0, "ACCURACY_LOW": 1, "ACCURACY_HIGH": 2}
@@ -223,6 +223,7 @@ def enc_hello(m):
         + f_string(5, m["frame_endpoint"])
         + f_uint(6, m["next_seq"])
         + f_string(7, m.get("curve_public_key", ""))
+        + f_string(8, m.get("preview_endpoint", ""))
     )
 
 
@@ -232,6 +233,7 @@ def enc_capture_info(m):
         + f_uint(2, m["epoch"])
         + f_string(3, m["frame_endpoint"])
         + f_string(4, m.get("curve_public_key", ""))
+        + f_string(5, m.get("preview_endpoint", ""))
     )
 
 
@@ -624,25 +626,30 @@ HELLO_CAPTURE = {
     "frame_endpoint": "tcp://0.0.0.0:5555",
     "next_seq": 42,
     "curve_public_key": "",
+    "preview_endpoint": "",
 }
 CURVE_KEY = "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7"  # the public key of the CURVE example in the ZeroMQ guide
 HELLO_CAPTURE_CURVE = dict(HELLO_CAPTURE, curve_public_key=CURVE_KEY)
+HELLO_CAPTURE_PREVIEW = dict(HELLO_CAPTURE, preview_endpoint="tcp://0.0.0.0:5565")
 HELLO_WORKER = {
     "role": "ROLE_WORKER", "node_id": "gpu-host:4242", "stream": "", "epoch": 0, "frame_endpoint": "", "next_seq": 0,
-    "curve_public_key": "",
+    "curve_public_key": "", "preview_endpoint": "",
 }
 HELLO_TAIL = {
     "role": "ROLE_TAIL", "node_id": "laptop:9001", "stream": "", "epoch": 0, "frame_endpoint": "", "next_seq": 0,
-    "curve_public_key": "",
+    "curve_public_key": "", "preview_endpoint": "",
 }
+HELLO_VIEW = dict(HELLO_TAIL, role="ROLE_VIEW", node_id="wall-screen:77")
 WELCOME = {
     "captures": [
-        {"stream": STREAM, "epoch": EPOCH, "frame_endpoint": "tcp://10.0.0.21:5555", "curve_public_key": ""},
+        {"stream": STREAM, "epoch": EPOCH, "frame_endpoint": "tcp://10.0.0.21:5555", "curve_public_key": "",
+         "preview_endpoint": "tcp://10.0.0.21:5565"},
         {
             "stream": "door.cam_2",
             "epoch": 1732239000000000,
             "frame_endpoint": "tcp://10.0.0.22:5555",
             "curve_public_key": CURVE_KEY,
+            "preview_endpoint": "",
         },
     ],
     "publish_endpoint": "tcp://0.0.0.0:5557",
@@ -660,8 +667,10 @@ END = {"stream": STREAM, "epoch": EPOCH, "next_seq": 100}
 for name, body_name, body in (
     ("envelope_hello_capture", "hello", HELLO_CAPTURE),
     ("envelope_hello_capture_curve", "hello", HELLO_CAPTURE_CURVE),
+    ("envelope_hello_capture_preview", "hello", HELLO_CAPTURE_PREVIEW),
     ("envelope_hello_worker", "hello", HELLO_WORKER),
     ("envelope_hello_tail", "hello", HELLO_TAIL),
+    ("envelope_hello_view", "hello", HELLO_VIEW),
     ("envelope_welcome", "welcome", WELCOME),
     ("envelope_result", "result", RESULT),
     ("envelope_result_expression", "result", RESULT_EXPRESSION),

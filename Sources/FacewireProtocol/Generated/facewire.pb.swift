@@ -159,6 +159,9 @@ public nonisolated enum Facewire_V1_Role: SwiftProtobuf.Enum, Swift.CaseIterable
   case capture // = 1
   case worker // = 2
   case tail // = 3
+
+  /// a live view (facewire --role view): answered like a tail, with preview endpoints
+  case view // = 4
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -171,6 +174,7 @@ public nonisolated enum Facewire_V1_Role: SwiftProtobuf.Enum, Swift.CaseIterable
     case 1: self = .capture
     case 2: self = .worker
     case 3: self = .tail
+    case 4: self = .view
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -181,6 +185,7 @@ public nonisolated enum Facewire_V1_Role: SwiftProtobuf.Enum, Swift.CaseIterable
     case .capture: return 1
     case .worker: return 2
     case .tail: return 3
+    case .view: return 4
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -191,6 +196,7 @@ public nonisolated enum Facewire_V1_Role: SwiftProtobuf.Enum, Swift.CaseIterable
     .capture,
     .worker,
     .tail,
+    .view,
   ]
 
 }
@@ -770,6 +776,9 @@ public nonisolated struct Facewire_V1_Hello: Sendable {
   /// capture only, with CURVE: its frame socket's public key (Z85, 40 characters)
   public var curvePublicKey: String = String()
 
+  /// capture only: its preview XPUB (SPEC.md 7.5); "" = no preview
+  public var previewEndpoint: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -788,6 +797,9 @@ public nonisolated struct Facewire_V1_CaptureInfo: Sendable {
 
   /// with CURVE: the key workers use to connect (the capture node's Hello)
   public var curvePublicKey: String = String()
+
+  /// the capture node's preview XPUB, wildcard host replaced; "" = none
+  public var previewEndpoint: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1245,7 +1257,7 @@ nonisolated extension Facewire_V1_FrameStatus: SwiftProtobuf._ProtoNameProviding
 }
 
 nonisolated extension Facewire_V1_Role: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ROLE_UNSPECIFIED\0\u{1}ROLE_CAPTURE\0\u{1}ROLE_WORKER\0\u{1}ROLE_TAIL\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ROLE_UNSPECIFIED\0\u{1}ROLE_CAPTURE\0\u{1}ROLE_WORKER\0\u{1}ROLE_TAIL\0\u{1}ROLE_VIEW\0")
 }
 
 nonisolated extension Facewire_V1_Ready: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
@@ -1890,7 +1902,7 @@ nonisolated extension Facewire_V1_FrameResult: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Facewire_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Hello"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}role\0\u{3}node_id\0\u{1}stream\0\u{1}epoch\0\u{3}frame_endpoint\0\u{3}next_seq\0\u{3}curve_public_key\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}role\0\u{3}node_id\0\u{1}stream\0\u{1}epoch\0\u{3}frame_endpoint\0\u{3}next_seq\0\u{3}curve_public_key\0\u{3}preview_endpoint\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1905,6 +1917,7 @@ nonisolated extension Facewire_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
       case 5: try { try decoder.decodeSingularStringField(value: &self.frameEndpoint) }()
       case 6: try { try decoder.decodeSingularUInt64Field(value: &self.nextSeq) }()
       case 7: try { try decoder.decodeSingularStringField(value: &self.curvePublicKey) }()
+      case 8: try { try decoder.decodeSingularStringField(value: &self.previewEndpoint) }()
       default: break
       }
     }
@@ -1932,6 +1945,9 @@ nonisolated extension Facewire_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
     if !self.curvePublicKey.isEmpty {
       try visitor.visitSingularStringField(value: self.curvePublicKey, fieldNumber: 7)
     }
+    if !self.previewEndpoint.isEmpty {
+      try visitor.visitSingularStringField(value: self.previewEndpoint, fieldNumber: 8)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1943,6 +1959,7 @@ nonisolated extension Facewire_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
     if lhs.frameEndpoint != rhs.frameEndpoint {return false}
     if lhs.nextSeq != rhs.nextSeq {return false}
     if lhs.curvePublicKey != rhs.curvePublicKey {return false}
+    if lhs.previewEndpoint != rhs.previewEndpoint {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1950,7 +1967,7 @@ nonisolated extension Facewire_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
 
 nonisolated extension Facewire_V1_CaptureInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".CaptureInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}stream\0\u{1}epoch\0\u{3}frame_endpoint\0\u{3}curve_public_key\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}stream\0\u{1}epoch\0\u{3}frame_endpoint\0\u{3}curve_public_key\0\u{3}preview_endpoint\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1962,6 +1979,7 @@ nonisolated extension Facewire_V1_CaptureInfo: SwiftProtobuf.Message, SwiftProto
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self.frameEndpoint) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self.curvePublicKey) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.previewEndpoint) }()
       default: break
       }
     }
@@ -1980,6 +1998,9 @@ nonisolated extension Facewire_V1_CaptureInfo: SwiftProtobuf.Message, SwiftProto
     if !self.curvePublicKey.isEmpty {
       try visitor.visitSingularStringField(value: self.curvePublicKey, fieldNumber: 4)
     }
+    if !self.previewEndpoint.isEmpty {
+      try visitor.visitSingularStringField(value: self.previewEndpoint, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1988,6 +2009,7 @@ nonisolated extension Facewire_V1_CaptureInfo: SwiftProtobuf.Message, SwiftProto
     if lhs.epoch != rhs.epoch {return false}
     if lhs.frameEndpoint != rhs.frameEndpoint {return false}
     if lhs.curvePublicKey != rhs.curvePublicKey {return false}
+    if lhs.previewEndpoint != rhs.previewEndpoint {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
