@@ -27,6 +27,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // HTTP (/metrics, /healthz, later the live view). Without swift-configuration support: flags configure it.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0", traits: ["FullFoundation"]),
+        // The live view's push channel (`facewire --role view`, /ws).
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
         // Hummingbird's own; named for the HTTP server's response-deadline handler.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
@@ -147,6 +149,19 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The live view: pure joins and galleries (Core/), face crops and drawn snapshots (Imaging/, OpenCV), and the
+        // shell that reads the collector's stream and the capture nodes' previews and serves the page.
+        .target(
+            name: "FacewireView",
+            dependencies: [
+                "ZeroMQ", "FacewireRuntime", "FacewireProtocol", "FacewireImage", "COpenCV", "FacewireHTTP",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "FacewireBench",
             dependencies: ["ZeroMQ", "FacewireRuntime", "FacewireProtocol"],
@@ -157,7 +172,7 @@ let package = Package(
             dependencies: [
                 "ZeroMQ", "FacewireRuntime", "FacewireProtocol", "FacewireImage", "FacewireDetection", "FacewireCapture",
                 "FacewireWorker",
-                "FacewireCollector", "FacewireTail", "FacewireHTTP", "FacewireBench",
+                "FacewireCollector", "FacewireTail", "FacewireHTTP", "FacewireBench", "FacewireView",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -186,6 +201,10 @@ let package = Package(
         .testTarget(name: "FacewireCaptureTests", dependencies: ["FacewireCapture", "FacewireImage", "FacewireRuntime", "FacewireProtocol"]),
         .testTarget(name: "FacewireCollectorTests", dependencies: ["FacewireCollector", "FacewireProtocol", "FacewireRuntime", "ZeroMQ"]),
         .testTarget(name: "FacewireCollectorCoreTests", dependencies: ["FacewireCollectorCore", "FacewireProtocol"]),
+        .testTarget(
+            name: "FacewireViewTests",
+            dependencies: ["FacewireView", "FacewireImage", "FacewireDetection", "FacewireProtocol"]
+        ),
         .testTarget(name: "FacewireBenchTests", dependencies: ["FacewireBench", "FacewireCollectorCore", "FacewireProtocol"]),
         .testTarget(
             name: "FacewireIntegrationTests",

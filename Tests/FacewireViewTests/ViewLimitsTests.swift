@@ -1,0 +1,10 @@
+import FacewireView
+import Testing
+
+@Suite struct ViewLimitsTests {
+    @Test func everyBoundIsPositive() {
+        let limits = ViewLimits()
+        #expect([limits.maxStreams, limits.framesPerStream, limits.resultsPerStream, limits.endedTracksPerStream,
+                  limits.eventsPerStream, limits.maxJPEGBytes].allSatisfy { $0 > 0 })
+    }
+}
