@@ -1,4 +1,5 @@
 import ArgumentParser
+import FacewireCapture
 import FacewireProtocol
 import FacewireRuntime
 import FacewireTail
@@ -43,6 +44,9 @@ struct LocalCommand: AsyncParsableCommand {
     @Option(help: "Seconds between per-stream statistics in the stream (printed with --statistics).")
     var statsInterval: Double = 5
 
+    @Option(help: "The capture node's live-view preview: at most this many frames per second, only while a view watches; 0: no preview socket.")
+    var previewFps: Double = CaptureConfiguration.defaultPreviewFPS
+
     @OptionGroup(title: "Output") var output: OutputOptions
 
     @OptionGroup var detector: DetectorOptions
@@ -55,6 +59,7 @@ struct LocalCommand: AsyncParsableCommand {
         guard threads >= 1 else { throw ValidationError("--threads must be at least 1") }
         _ = try FPSOption.parse(fps)
         guard statsInterval > 0, statsInterval.isFinite else { throw ValidationError("--stats-interval must be > 0 seconds") }
+        guard CaptureConfiguration.previewFPSRange.contains(previewFps) else { throw ValidationError("--preview-fps must be 0...1000 (0: no preview socket)") }
     }
 
     func run() async throws {
@@ -95,7 +100,7 @@ struct LocalCommand: AsyncParsableCommand {
         let detectorArguments = detector.arguments + attributeModels.arguments
         let captureArguments = [
             "--role", "capture", "--source", source, "--stream", stream, "--bind", "tcp://127.0.0.1:\(capturePort)",
-            "--collector", control, "--fps", fps, "--log-level", childLogLevel,
+            "--collector", control, "--fps", fps, "--preview-fps", String(previewFps), "--log-level", childLogLevel,
         ] + analysis.arguments + (loop ? ["--loop"] : []) + (frames.map { ["--frames", String($0)] } ?? [])
 
         try await NodeRunner.run("local", logger: logger, stop: stop) { stop in
