@@ -15,6 +15,11 @@ extension IntegrationTests {
         static let netnsSkipReason = python == nil
             ? "python3 is not installed" : NamespaceNetwork.unavailableReason(probe: "fwbs-probe-\(getpid())")
 
+        /// A python3 with pyzmq (bench-preview.py plays the viewer with it).
+        static let pythonWithZMQ = ["/usr/bin/python3", "/usr/local/bin/python3"].first {
+            FileManager.default.isExecutableFile(atPath: $0) && (try? runCommand($0, ["-c", "import zmq"]).status) == 0
+        }
+
         static func script(_ name: String) -> String {
             Locations.repository.appendingPathComponent("scripts/\(name)").path
         }
@@ -52,6 +57,25 @@ extension IntegrationTests {
             }
             #expect(run.output.contains("raw libzmq"), "\(run.output)")
             #expect(run.output.contains("every stream in order, processed and tracked"), "\(run.output)")
+        }
+
+        @Test(
+            "bench-preview.py --smoke: a capture node with no preview, with no viewer and with one viewer, every preview accounted for",
+            .enabled(if: pythonWithZMQ != nil, "no python3 with pyzmq"),
+            .timeLimit(.minutes(3))
+        )
+        func previewCost() throws {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-preview-smoke-\(getpid())")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try SyntheticFrames.writeFolder(directory, count: 10, width: 320, height: 240)
+            let run = try runCommand(Self.pythonWithZMQ!, [
+                Self.script("bench-preview.py"), "--smoke", "--binary", try Locations.facewireBinary(), "--source", directory.path,
+            ])
+            #expect(run.status == 0, "bench-preview.py --smoke failed:\n\(run.output)")
+            for row in ["| off |", "| no viewer |", "| one viewer |"] {
+                #expect(run.output.contains(row), "row \(row) missing:\n\(run.output)")
+            }
+            #expect(run.output.contains("no preview traffic without a viewer; the viewer received every previewed message in order"), "\(run.output)")
         }
     }
 }
