@@ -15,7 +15,8 @@ Measured for the capture process only:
   steady CPU   utime + stime from /proc/PID/stat, sampled every 100 ms, from --warmup seconds after the start to
                the last sample before the exit, per frame at the fixed --fps (every frame is sent: checked)
   whole run    utime + stime at its exit (os.wait4), start-up included, per frame handed to a worker
-  peak RSS     ru_maxrss at its exit (VmHWM)
+  peak RSS     ru_maxrss at its exit (VmHWM): mostly shared libraries' pages, which vary with the page cache
+  peak anon    the largest RssAnon (heap and other private memory) of the 100 ms samples: what the node allocates
 The configurations alternate within each round, in a rotating order, and each figure is the median over the rounds;
 the ratio is the median's against "off". The machine is noisy: read the ratios with the spread (min-max) beside them.
 
@@ -118,20 +119,32 @@ def cpu_seconds(pid):
         return None
 
 
+def anonymous_kib(pid):
+    """RssAnon of a live process in KiB, from /proc/PID/status; None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            line = next((l for l in f if l.startswith("RssAnon:")), None)
+        return int(line.split()[1]) if line else None
+    except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
+        return None
+
+
 class Sampler(threading.Thread):
-    """(seconds since start, CPU seconds) of a process every 100 ms while it lives."""
+    """(seconds since start, CPU seconds) of a process every 100 ms while it lives, and its largest RssAnon."""
 
     def __init__(self, pid):
         super().__init__(daemon=True)
-        self.pid, self.samples, self.start_time = pid, [], time.monotonic()
+        self.pid, self.samples, self.start_time, self.peak_anon_kib = pid, [], time.monotonic(), 0
         self.start()
 
     def run(self):
         while True:
             value = cpu_seconds(self.pid)
+            anon = anonymous_kib(self.pid)
             if value is None:
                 return
             self.samples.append((time.monotonic() - self.start_time, value))
+            self.peak_anon_kib = max(self.peak_anon_kib, anon or 0)
             time.sleep(0.1)
 
     def steady(self, warmup):
@@ -281,6 +294,7 @@ def run(config, directory, context):
         "cpu_ms_per_frame": (usage.ru_utime + usage.ru_stime) * 1000 / sent,
         "cpu_s": usage.ru_utime + usage.ru_stime,
         "peak_rss_mib": usage.ru_maxrss / 1024,
+        "peak_anon_mib": sampler.peak_anon_kib / 1024,
         "previewed": previewed,
         "received": viewer.received if viewer else 0,
         "decoded": viewer.decoded if viewer else 0,
@@ -306,7 +320,7 @@ def main():
             results[config].append(result)
             print(f"round {round_index + 1} {config}: steady {result['steady_ms_per_frame']:.3f} ms CPU/frame "
                   f"(over {result['steady_span']:.1f} s), whole run {result['cpu_ms_per_frame']:.3f}, "
-                  f"{result['peak_rss_mib']:.1f} MiB peak RSS"
+                  f"{result['peak_rss_mib']:.1f} MiB peak RSS, {result['peak_anon_mib']:.2f} MiB peak anon"
                   + (f", {result['previewed']} previewed, {result['received']} received" if config == "one viewer" else ""),
                   file=sys.stderr, flush=True)
     context.term()
@@ -318,20 +332,21 @@ def main():
         values = [r[key] for r in results[config]]
         return f"{min(values):.{digits}f}–{max(values):.{digits}f}"
 
-    base = {key: median("off", key) for key in ("steady_ms_per_frame", "cpu_ms_per_frame", "peak_rss_mib")}
+    base = {key: median("off", key) for key in ("steady_ms_per_frame", "cpu_ms_per_frame", "peak_rss_mib", "peak_anon_mib")}
 
     def ratio(value, key):
         return f"{value / base[key]:.3f}" if base[key] > 0 else "–"
 
     print()
     print("| configuration | steady CPU ms/frame (median) | min–max | vs off | whole run CPU ms/frame | vs off | "
-          "peak RSS MiB (median) | min–max | vs off | previewed/run |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "peak RSS MiB (median) | min–max | vs off | peak anon MiB (median) | min–max | vs off | previewed/run |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for config in CONFIGS:
-        steady, whole, rss = (median(config, key) for key in ("steady_ms_per_frame", "cpu_ms_per_frame", "peak_rss_mib"))
+        steady, whole, rss, anon = (median(config, key) for key in ("steady_ms_per_frame", "cpu_ms_per_frame", "peak_rss_mib", "peak_anon_mib"))
         print(f"| {config} | {steady:.3f} | {spread(config, 'steady_ms_per_frame', 3)} | {ratio(steady, 'steady_ms_per_frame')} | "
               f"{whole:.3f} | {ratio(whole, 'cpu_ms_per_frame')} | {rss:.1f} | {spread(config, 'peak_rss_mib', 1)} | "
-              f"{ratio(rss, 'peak_rss_mib')} | {median(config, 'previewed'):.0f} |")
+              f"{ratio(rss, 'peak_rss_mib')} | {anon:.2f} | {spread(config, 'peak_anon_mib', 2)} | {ratio(anon, 'peak_anon_mib')} | "
+              f"{median(config, 'previewed'):.0f} |")
     viewer_runs = results["one viewer"]
     print()
     print(f"accounting: every run sent its {FRAMES} frames to the worker; no preview traffic without a viewer; the "
