@@ -21,7 +21,8 @@ The configurations alternate within each round, in a rotating order, and each fi
 the ratio is the median's against "off". The machine is noisy: read the ratios with the spread (min-max) beside them.
 
 Accounting (every run; exit 1 on a problem): frames_sent = the frames asked for; no preview counter without a
-viewer; with one, the viewer received what the capture node counted as sent (preview_frames_sent), in order.
+viewer; with one, the viewer received, in order, what the capture node counted as sent (preview_frames_sent), less
+what the lossy preview may lose (a full subscriber queue; the last message when the node exits with linger 0).
 --smoke: a tiny run of each configuration (no timing judged). Needs python3 with zmq and cv2 (/usr/bin/python3 on
 Debian: python3-zmq, python3-opencv); Linux.
 """
@@ -281,7 +282,9 @@ def run(config, directory, context):
         problems += viewer.problems[:5]
         if previewed == 0:
             problems.append("nothing previewed to the viewer")
-        if viewer.received != previewed:
+        # The preview is lossy by design: a message can be dropped for a subscriber whose queue is full, and the
+        # last one may still be queued when the node exits (linger 0). More than sent, or most lost, is a problem.
+        if not previewed // 2 <= viewer.received <= previewed:
             problems.append(f"the viewer received {viewer.received} messages, the capture node sent {previewed}")
     rate, span = sampler.steady(args.warmup)
     if rate is None:
@@ -297,6 +300,7 @@ def run(config, directory, context):
         "peak_anon_mib": sampler.peak_anon_kib / 1024,
         "previewed": previewed,
         "received": viewer.received if viewer else 0,
+        "lost": previewed - viewer.received if viewer else 0,
         "decoded": viewer.decoded if viewer else 0,
         "dropped_rate": found.get("preview_dropped_rate", 0),
     }
@@ -350,8 +354,9 @@ def main():
     viewer_runs = results["one viewer"]
     print()
     print(f"accounting: every run sent its {FRAMES} frames to the worker; no preview traffic without a viewer; the "
-          f"viewer received every previewed message in order ({sum(r['received'] for r in viewer_runs)} in all, "
-          f"{sum(r['decoded'] for r in viewer_runs)} JPEGs decoded"
+          f"viewer received the previewed messages in order ({sum(r['received'] for r in viewer_runs)} of "
+          f"{sum(r['previewed'] for r in viewer_runs)} sent, {sum(r['lost'] for r in viewer_runs)} lost in flight or at "
+          f"the high-water mark; {sum(r['decoded'] for r in viewer_runs)} JPEGs decoded"
           + ("" if cv2 is not None else ", decoding skipped: no cv2") + ")")
     extra = median("one viewer", "steady_ms_per_frame") - base["steady_ms_per_frame"]
     idle = median("no viewer", "steady_ms_per_frame") - base["steady_ms_per_frame"]
