@@ -27,7 +27,8 @@ public enum FrameImaging {
     public static func snapshot(jpeg: [UInt8], orientation: UInt32, faces: [FaceDrawing], quality: Int = 85) throws
         -> [UInt8]
     {
-        var image = try uprightFrame(jpeg: jpeg, orientation: orientation) { _ in .one }.image
+        let frame = try Frame(jpeg: jpeg, orientation: orientation)
+        var image = try frame.upright(scale: .one)
         for face in faces {
             try draw(face, into: &image)
         }
@@ -49,18 +50,15 @@ public enum FrameImaging {
         jpeg: [UInt8], orientation: UInt32, face: FaceDrawing, margin: Float = 0.4, maxSide: Int = 256,
         quality: Int = 90
     ) throws -> [UInt8] {
-        var geometry: FaceCropGeometry?
-        let (image, size) = try uprightFrame(jpeg: jpeg, orientation: orientation) { size in
-            let crop = try FaceCropGeometry(
-                face: face, frameWidth: size.width, frameHeight: size.height, margin: margin, maxSide: maxSide)
-            geometry = crop
-            // Decode at the smallest scale that still gives the crop one frame pixel per crop pixel.
-            let target = (Double(size.width) / max(crop.shrink, 1)).rounded(.up)
-            return ScalingFactor.smallest(reaching: Int(min(target, Double(size.width))), from: size.width)
-        }
-        guard let crop = geometry?.scaled(
-            x: Double(image.width) / Double(size.width), y: Double(image.height) / Double(size.height))
-        else { throw ImagingError(.invalidFace, "no crop geometry") }  // unreachable: uprightFrame calls the closure
+        let frame = try Frame(jpeg: jpeg, orientation: orientation)
+        let full = try FaceCropGeometry(
+            face: face, frameWidth: frame.size.width, frameHeight: frame.size.height, margin: margin, maxSide: maxSide)
+        // Decode at the smallest scale that still gives the crop one frame pixel per crop pixel.
+        let target = (Double(frame.size.width) / max(full.shrink, 1)).rounded(.up)
+        let image = try frame.upright(
+            scale: ScalingFactor.smallest(reaching: Int(min(target, Double(frame.size.width))), from: frame.size.width))
+        let crop = full.scaled(
+            x: Double(image.width) / Double(frame.size.width), y: Double(image.height) / Double(frame.size.height))
         // Average over s × s samples per crop pixel when the crop still shrinks the decoded frame (at most 4096²
         // samples).
         let samples = crop.shrink > 1.5 ? min(8, Int(crop.shrink.rounded(.up))) : 1
@@ -82,18 +80,26 @@ public enum FrameImaging {
 
     // MARK: - Private
 
-    /// Decodes `jpeg` as BGR at the scale `scale` picks from the upright full size, and applies the orientation.
-    /// Returns the upright image and the upright full size.
-    private static func uprightFrame(
-        jpeg: [UInt8], orientation: UInt32, scale: ((width: Int, height: Int)) throws -> ScalingFactor
-    ) throws -> (image: PixelImage, size: (width: Int, height: Int)) {
-        let decoder = try JPEGDecoder(limits: .standard)
-        let header = try decoder.readHeader(jpeg)
-        let turn = Orientation(rawValue: Int(orientation))
-        let size = turn.uprightSize(width: header.width, height: header.height)
-        let factor = try scale(size)
-        let stored = try decoder.decode(jpeg, scale: factor, format: .bgr)
-        return (turn.applied(to: stored), size)
+    /// A frame's JPEG, its header read (and checked against the limits), not yet decoded.
+    private struct Frame {
+        let jpeg: [UInt8]
+        let decoder: JPEGDecoder
+        let orientation: Orientation
+        /// The upright size at full scale.
+        let size: (width: Int, height: Int)
+
+        init(jpeg: [UInt8], orientation: UInt32) throws {
+            self.jpeg = jpeg
+            decoder = try JPEGDecoder(limits: .standard)
+            let header = try decoder.readHeader(jpeg)
+            self.orientation = Orientation(rawValue: Int(orientation))
+            size = self.orientation.uprightSize(width: header.width, height: header.height)
+        }
+
+        /// The frame decoded as BGR at `scale`, upright.
+        func upright(scale: ScalingFactor) throws -> PixelImage {
+            orientation.applied(to: try decoder.decode(jpeg, scale: scale, format: .bgr))
+        }
     }
 
     /// Draws one face into `image` (BGR) with ``fwcv_draw_face_mark``.
