@@ -121,6 +121,7 @@ public enum PageModel {
 
     /// Everything at once (`GET /api/state`), for a page that just opened.
     public struct State: Codable, Sendable, Equatable {
+        public var type = "state"
         public var streams: [Status]
         public var events: [Event]
     }
