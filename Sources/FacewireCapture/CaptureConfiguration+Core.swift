@@ -2,8 +2,9 @@ import FacewireRuntime
 
 extension CaptureConfiguration {
     /// The decisions' settings (``CaptureCore``) for this configuration, reading `source` and announcing
-    /// `frameEndpoint`. A live source (camera, pipe) paces itself whatever `--fps` says, unless `--fps max`.
-    func coreSettings(for source: any FrameSource, frameEndpoint: String) -> CaptureCore<[UInt8]>.Settings {
+    /// `frameEndpoint` and `previewEndpoint` ("" without a preview socket). A live source (camera, pipe) paces itself
+    /// whatever `--fps` says, unless `--fps max`.
+    func coreSettings(for source: any FrameSource, frameEndpoint: String, previewEndpoint: String = "") -> CaptureCore<[UInt8]>.Settings {
         let pacing: CaptureCore<[UInt8]>.Pacing = switch pacing {
         case .asFastAsPossible: .unpaced
         case _ where source is LiveFrameSource: .live
@@ -13,6 +14,7 @@ extension CaptureConfiguration {
         var settings = CaptureCore<[UInt8]>.Settings(
             stream: stream, nodeID: defaultNodeID(), frameEndpoint: frameEndpoint, epoch: epoch, pacing: pacing)
         settings.curvePublicKey = security?.keyPair.publicKey ?? ""
+        settings.previewEndpoint = previewEndpoint
         settings.maxFPS = maxFPS
         settings.maxFrames = maxFrames
         settings.maxAgeMilliseconds = maxAgeMilliseconds

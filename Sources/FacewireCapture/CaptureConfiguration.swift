@@ -58,6 +58,17 @@ public struct CaptureConfiguration: Sendable {
     public var maxWorkers: Int = Self.defaultMaxWorkers
     /// `--max-workers` default.
     public static let defaultMaxWorkers = CaptureCore<[UInt8]>.defaultMaxWorkers
+    /// `--preview-fps`: at most this many frames a second go to live views (SPEC 7.5); 0: no preview socket at all.
+    public var previewFPS: Double = Self.defaultPreviewFPS
+    /// `--preview-fps` default.
+    public static let defaultPreviewFPS = 10.0
+    /// The values `--preview-fps` takes.
+    public static let previewFPSRange = 0.0...1000
+    /// `--preview-bind`: where views connect (an XPUB); nil: the frame socket's host with a port libzmq picks
+    /// (``defaultPreviewBind(frameBind:)``).
+    public var previewBind: String?
+    /// `--preview-advertise`: the preview endpoint announced instead of the bound one.
+    public var previewAdvertise: String?
 
     public init(
         source: String,
@@ -85,5 +96,29 @@ public struct CaptureConfiguration: Sendable {
         self.maxAgeMilliseconds = maxAgeMilliseconds
         self.epoch = epoch
         self.settings = settings
+    }
+}
+
+extension CaptureConfiguration {
+    /// The preview socket's endpoint when `--preview-bind` is not given: the frame socket's host with a wildcard port
+    /// (`tcp://*:5555` → `tcp://*:*`), or for `ipc://PATH` the path with `.preview` appended; nil for any other
+    /// transport (`--preview-bind` is then needed).
+    public static func defaultPreviewBind(frameBind: String) -> String? {
+        if frameBind.hasPrefix("tcp://"), let host = Endpoint.host(of: frameBind), !host.isEmpty { return "tcp://\(host):*" }
+        if frameBind.hasPrefix("ipc://"), frameBind.count > "ipc://".count { return frameBind + ".preview" }
+        return nil
+    }
+
+    /// The preview endpoint announced in hellos once the preview socket is bound at `bound`: `--preview-advertise`;
+    /// else, with `--advertise` (a NAT address or DNS name), its host with the bound port; else `bound` (a wildcard
+    /// host is replaced by the collector, SPEC 7.1).
+    public func advertisedPreviewEndpoint(bound: String) -> String {
+        if let previewAdvertise { return previewAdvertise }
+        if let advertise, advertise.hasPrefix("tcp://"), bound.hasPrefix("tcp://"), let host = Endpoint.host(of: advertise), !host.isEmpty,
+           let port = Endpoint.port(of: bound)
+        {
+            return "tcp://\(host):\(port)"
+        }
+        return bound
     }
 }

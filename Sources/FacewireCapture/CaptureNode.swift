@@ -26,6 +26,8 @@ public final class CaptureNode: @unchecked Sendable {
 
     /// The endpoint actually bound, once ``run(stop:)`` bound it.
     public private(set) var boundEndpoint: String?
+    /// The preview socket's endpoint actually bound, once ``run(stop:)`` bound it (nil with `--preview-fps 0`).
+    public private(set) var boundPreviewEndpoint: String?
 
     public init(configuration: CaptureConfiguration, logger: Logger) throws {
         guard Wire.isValidStreamID(configuration.stream) else {
@@ -48,7 +50,8 @@ public final class CaptureNode: @unchecked Sendable {
             zap = try ZAPAuthenticator(context: context, allowed: security.allowedClients) { [counters, logger] decision in
                 counters.add(decision.accepted ? "zap_accepted" : "zap_denied")
                 if decision.isFirstRefusal {
-                    logger.warning("refused a worker whose key is not allowed", metadata: ["key": "\(decision.key)", "address": "\(decision.address)"])
+                    let peer = decision.domain == PreviewPublisher.zapDomain ? "view" : "worker"
+                    logger.warning("refused a \(peer) whose key is not allowed", metadata: ["key": "\(decision.key)", "address": "\(decision.address)"])
                 }
             }
         }
@@ -57,7 +60,16 @@ public final class CaptureNode: @unchecked Sendable {
         let bound = router.endpoint
         boundEndpoint = bound
         let advertised = configuration.advertise ?? bound
-        logger.info("capture publishing", metadata: ["stream": "\(configuration.stream)", "endpoint": "\(bound)", "source": "\(source.description)"])
+        let preview = try configuration.previewFPS > 0 ? PreviewPublisher(
+            context: context, bind: configuration.previewBind ?? CaptureConfiguration.defaultPreviewBind(frameBind: configuration.bind) ?? "",
+            stream: configuration.stream, fps: configuration.previewFPS, curveSecretKey: configuration.security?.keyPair.secretKey,
+            counters: counters) : nil
+        boundPreviewEndpoint = preview?.endpoint
+        let previewAdvertised = preview.map { configuration.advertisedPreviewEndpoint(bound: $0.endpoint) } ?? ""
+        logger.info("capture publishing", metadata: [
+            "stream": "\(configuration.stream)", "endpoint": "\(bound)", "source": "\(source.description)",
+            "preview": "\(preview.map { "\($0.endpoint) at most \(configuration.previewFPS) fps" } ?? "off")",
+        ])
         if ProcessInfo.processInfo.environment[V4L2Backends.simulationVariable].map({ !$0.isEmpty }) == true, source is V4L2Camera {
             logger.notice("the camera is SIMULATED (\(V4L2Backends.simulationVariable) is set)")
         }
@@ -69,14 +81,18 @@ public final class CaptureNode: @unchecked Sendable {
         if live != nil, case .fixed = configuration.pacing {
             logger.warning("--fps is ignored for a live source, which sets its own pace; use --max-fps to send fewer frames")
         }
-        let settings = configuration.coreSettings(for: source, frameEndpoint: advertised)
+        let settings = configuration.coreSettings(for: source, frameEndpoint: advertised, previewEndpoint: previewAdvertised)
         var core = Core(settings: settings, counters: counters, at: .now) { [logger, counters] identity, worker, frame in
             guard let parts = try? FrameMessage(header: frame.header, jpeg: frame.payload).parts() else {
                 counters.add("frames_unencodable")
                 return .gone
             }
             let outcome = router.send(parts, to: identity)
-            if case .sent = outcome { logger.debug("dispatched", metadata: ["seq": "\(frame.header.seq)", "worker": "\(worker)"]) }
+            if case .sent = outcome {
+                logger.debug("dispatched", metadata: ["seq": "\(frame.header.seq)", "worker": "\(worker)"])
+                // Only a frame a worker took is previewed, so that its result will exist.
+                preview?.offer(parts)
+            }
             return outcome
         }
         func perform(_ outputs: [Core.Output]) {
@@ -87,11 +103,14 @@ public final class CaptureNode: @unchecked Sendable {
                 }
             }
         }
-        /// Feeds the Readys that arrive within `milliseconds` to the core.
+        /// Feeds the Readys that arrive within `milliseconds` to the core (a view subscribing or leaving ends the wait
+        /// too), and applies the preview subscriptions that arrived.
         func collectReadys(waiting milliseconds: Int) throws {
-            for (identity, ready) in try router.receiveReadys(timeoutMilliseconds: milliseconds) {
+            let (readys, subscriptions) = try router.receiveReadys(timeoutMilliseconds: milliseconds, wakingFor: preview?.pollable)
+            for (identity, ready) in readys {
                 perform(ready.map { core.ready($0, from: identity, at: .now) } ?? core.malformedReady(at: .now))
             }
+            if subscriptions { try preview?.readSubscriptions() }
         }
         perform(core.start(at: .now))
         do {
@@ -139,6 +158,7 @@ public final class CaptureNode: @unchecked Sendable {
         logger.info("capture finished", metadata: ["stream": "\(configuration.stream)", "frames": "\(core.nextSeq)", "counters": "\(counters.summary)"])
         (source as? LatestFrameSource)?.close()
         control?.close()
+        preview?.close()
         router.close()
     }
 

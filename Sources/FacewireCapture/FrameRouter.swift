@@ -27,10 +27,15 @@ final class FrameRouter {
         endpoint = try socket.bind(bind)
     }
 
-    /// The Readys that arrived, waiting up to `timeoutMilliseconds` for the first: each with its connection's routing
-    /// id, nil for one that does not parse. At most `limit` per call, so a flood cannot hold the loop.
-    func receiveReadys(timeoutMilliseconds: Int, limit: Int = 10_000) throws -> [(identity: [UInt8], ready: Ready?)] {
-        guard try socket.waitForInput(timeoutMilliseconds: timeoutMilliseconds) else { return [] }
+    /// The Readys that arrived, waiting up to `timeoutMilliseconds` for the first or for input on `other`: each with
+    /// its connection's routing id, nil for one that does not parse, and whether `other` has input. At most `limit`
+    /// Readys per call, so a flood cannot hold the loop.
+    func receiveReadys(
+        timeoutMilliseconds: Int, wakingFor other: ZMQSocket? = nil, limit: Int = 10_000
+    ) throws -> (readys: [(identity: [UInt8], ready: Ready?)], otherHasInput: Bool) {
+        let input = try ZMQSocket.poll(other.map { [socket, $0] } ?? [socket], timeoutMilliseconds: timeoutMilliseconds)
+        let otherHasInput = input.count > 1 && input[1]
+        guard input[0] else { return ([], otherHasInput) }
         var readys: [(identity: [UInt8], ready: Ready?)] = []
         while readys.count < limit, let parts = try socket.receive(dontWait: true) {
             guard parts.count == 2 else {
@@ -39,7 +44,7 @@ final class FrameRouter {
             }
             readys.append((parts[0], try? Ready(part: parts[1])))
         }
-        return readys
+        return (readys, otherHasInput)
     }
 
     /// Sends a frame to connection `identity` without waiting.

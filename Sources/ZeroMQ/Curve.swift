@@ -172,10 +172,12 @@ public struct CurveSecurity: Sendable {
 extension ZMQSocket {
     /// Makes this (binding) socket a CURVE server with `secretKey`: every connection is encrypted, and the
     /// context's ``ZAPAuthenticator`` decides which client keys are let in.
-    public func makeCurveServer(secretKey: String) throws {
+    /// - Parameter zapDomain: the ZAP domain its handshakes are reported under (``ZAPAuthenticator/Decision/domain``),
+    ///   to tell one server socket's refusals from another's; the allow-list is the same.
+    public func makeCurveServer(secretKey: String, zapDomain: String = ZAPAuthenticator.defaultDomain) throws {
         try setOption(ZMQ_CURVE_SERVER, Int32(1))
         try setOption(ZMQ_CURVE_SECRETKEY, Array(secretKey.utf8))
-        try setOption(ZMQ_ZAP_DOMAIN, Array("facewire".utf8))
+        try setOption(ZMQ_ZAP_DOMAIN, Array(zapDomain.utf8))
     }
 
     /// Makes this (connecting) socket a CURVE client of the server whose public key is `serverKey`.
@@ -228,7 +230,12 @@ public final class ZAPAuthenticator: @unchecked Sendable {
         public var address: String
         /// The first refusal of this key (peers retry every second or so: log this one, count them all).
         public var isFirstRefusal: Bool
+        /// The ZAP domain of the server socket the client connected to (``ZMQSocket/makeCurveServer(secretKey:zapDomain:)``).
+        public var domain: String = ZAPAuthenticator.defaultDomain
     }
+
+    /// The ZAP domain of server sockets that do not name one.
+    public static let defaultDomain = "facewire"
 
     /// Binds `inproc://zeromq.zap.01` in `context` and answers requests on a thread of its own.
     /// - Parameter onDecision: called for each handshake, on the handler's thread.
@@ -266,18 +273,19 @@ public final class ZAPAuthenticator: @unchecked Sendable {
             [Array("1.0".utf8), requestID, Array(code.utf8), Array(text.utf8), Array(user.utf8), []]
         }
         guard request.count >= 6, request[0] == Array("1.0".utf8) else { return answer("500", "malformed ZAP request") }
+        let domain = String(decoding: request[2].prefix(64), as: UTF8.self)
         let address = String(decoding: request[3], as: UTF8.self)
         let mechanism = String(decoding: request[5], as: UTF8.self)
         guard mechanism == "CURVE", request.count >= 7, let key = CurveKeyPair.z85(request[6]) else {
-            record(false, "-", address)
+            record(false, "-", address, domain)
             return answer("400", "CURVE required")
         }
         let accepted = allowed.contains(key)
-        record(accepted, key, address)
+        record(accepted, key, address, domain)
         return accepted ? answer("200", "OK", user: key) : answer("400", "key not allowed")
     }
 
-    private func record(_ accepted: Bool, _ key: String, _ address: String) {
+    private func record(_ accepted: Bool, _ key: String, _ address: String, _ domain: String) {
         let first: Bool = lock.withLock {
             if accepted {
                 counts.accepted += 1
@@ -286,6 +294,6 @@ public final class ZAPAuthenticator: @unchecked Sendable {
             counts.denied += 1
             return refusedKeys.insert(key).inserted
         }
-        onDecision?(Decision(accepted: accepted, key: key, address: address, isFirstRefusal: first))
+        onDecision?(Decision(accepted: accepted, key: key, address: address, isFirstRefusal: first, domain: domain))
     }
 }

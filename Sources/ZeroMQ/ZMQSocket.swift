@@ -13,6 +13,8 @@ public final class ZMQSocket {
     /// The ZeroMQ socket patterns Facewire uses.
     public enum Kind: Sendable {
         case push, pull, pub, sub, dealer, router, rep
+        /// A PUB that also hands the application its subscribers' (un)subscriptions (`[1 prefix]`, `[0 prefix]`).
+        case xpub
 
         var rawValue: Int32 {
             switch self {
@@ -23,6 +25,7 @@ public final class ZMQSocket {
             case .dealer: ZMQ_DEALER
             case .router: ZMQ_ROUTER
             case .rep: ZMQ_REP
+            case .xpub: ZMQ_XPUB
             }
         }
     }

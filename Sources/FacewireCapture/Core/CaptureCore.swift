@@ -53,6 +53,8 @@ public struct CaptureCore<Payload> {
         public var frameEndpoint: String
         /// CURVE: this node's public key, announced in hellos; empty without CURVE.
         public var curvePublicKey: String = ""
+        /// The preview socket's endpoint announced in hellos (SPEC 7.5); empty without one.
+        public var previewEndpoint: String = ""
         /// The first epoch (a later one begins each time a lost camera comes back).
         public var epoch: UInt64
         /// How frames are paced.
@@ -519,6 +521,7 @@ public struct CaptureCore<Payload> {
         hello.frameEndpoint = settings.frameEndpoint
         hello.nextSeq = nextSeq
         hello.curvePublicKey = settings.curvePublicKey
+        hello.previewEndpoint = settings.previewEndpoint
         outputs.append(.control(.hello(hello)))
         lastHelloNs = now.monotonicNs
     }

@@ -15,7 +15,9 @@ struct CaptureCommand: AsyncParsableCommand {
             JPEG is sent as it is (a camera's MJPEG, JPEG files, an MJPEG pipe); other sources are encoded once. \
             With live pacing (the default, or a number; cameras and pipes pace themselves), a frame that no idle \
             worker is waiting for is dropped here, counted and reported to the collector; with --fps max the \
-            source waits for a worker instead. --list-devices shows the cameras and what they offer.
+            source waits for a worker instead. --list-devices shows the cameras and what they offer. \
+            A second socket, for live views, gets some of the frames handed to workers while a view watches \
+            (--preview-fps; see protocol/SPEC.md 7.5).
             """
     )
 
@@ -70,6 +72,15 @@ struct CaptureCommand: AsyncParsableCommand {
     @Option(help: "Worker connections (detection threads) that may hold a credit at once; a Ready from one more is refused (counted as credits_refused_cap).")
     var maxWorkers: Int = CaptureConfiguration.defaultMaxWorkers
 
+    @Option(help: "Live view: at most this many of the frames handed to workers per second go out on the preview socket, and only while a view (--role view) is subscribed; 0: no preview socket.")
+    var previewFps: Double = CaptureConfiguration.defaultPreviewFPS
+
+    @Option(help: "Endpoint live views connect to (default: the --bind host with a port the system picks, e.g. tcp://*:*; the bound one is announced to the collector).")
+    var previewBind: String?
+
+    @Option(help: "Preview endpoint to announce instead of the bound one (default: the --advertise host, if given, with the bound port).")
+    var previewAdvertise: String?
+
     @OptionGroup(title: "Stream settings (sent with every frame; unset ones are each worker's)") var analysis: AnalysisFlags
     @OptionGroup(title: "Security (CURVE)") var curve: CurveOptions
     @OptionGroup(title: "Metrics") var metrics: MetricsOptions
@@ -87,6 +98,13 @@ struct CaptureCommand: AsyncParsableCommand {
         guard (1...100).contains(jpegQuality) else { throw ValidationError("--jpeg-quality must be 1...100") }
         if let frames, frames < 1 { throw ValidationError("--frames must be at least 1") }
         guard maxWorkers >= 1 else { throw ValidationError("--max-workers must be at least 1") }
+        guard CaptureConfiguration.previewFPSRange.contains(previewFps) else { throw ValidationError("--preview-fps must be 0...1000 (0: no preview socket)") }
+        if previewFps == 0, previewBind != nil || previewAdvertise != nil {
+            throw ValidationError("--preview-bind and --preview-advertise need a preview socket (--preview-fps > 0)")
+        }
+        if previewFps > 0, previewBind == nil, CaptureConfiguration.defaultPreviewBind(frameBind: bind) == nil {
+            throw ValidationError("give --preview-bind for a --bind other than tcp:// or ipc:// (or --preview-fps 0)")
+        }
         _ = try analysis.settings()
     }
 
@@ -116,6 +134,9 @@ struct CaptureCommand: AsyncParsableCommand {
         configuration.orientation = orientation.map { Orientation(rawValue: $0) }
         configuration.statisticsIntervalSeconds = statsInterval
         configuration.maxWorkers = maxWorkers
+        configuration.previewFPS = previewFps
+        configuration.previewBind = previewBind
+        configuration.previewAdvertise = previewAdvertise
         configuration.security = try curve.security(needs: collector == nil ? .allowList : .both)
         let node = try CaptureNode(configuration: configuration, logger: logger)
         let server = metrics.server(logger: logger) { node.liveness.health() }

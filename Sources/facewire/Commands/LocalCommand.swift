@@ -1,4 +1,5 @@
 import ArgumentParser
+import FacewireCapture
 import FacewireHTTP
 import FacewireProtocol
 import FacewireRuntime
@@ -45,6 +46,9 @@ struct LocalCommand: AsyncParsableCommand {
     @Option(help: "Seconds between per-stream statistics in the stream (printed with --statistics).")
     var statsInterval: Double = 5
 
+    @Option(help: "The capture node's live-view preview: at most this many frames per second, only while a view watches; 0: no preview socket.")
+    var previewFps: Double = CaptureConfiguration.defaultPreviewFPS
+
     @OptionGroup(title: "Output") var output: OutputOptions
 
     @Option(help: "Also serve the live view (see facewire view --help) on this port: faces boxed and labelled in the browser while JSON Lines still go to stdout.")
@@ -62,6 +66,7 @@ struct LocalCommand: AsyncParsableCommand {
         guard threads >= 1 else { throw ValidationError("--threads must be at least 1") }
         _ = try FPSOption.parse(fps)
         guard statsInterval > 0, statsInterval.isFinite else { throw ValidationError("--stats-interval must be > 0 seconds") }
+        guard CaptureConfiguration.previewFPSRange.contains(previewFps) else { throw ValidationError("--preview-fps must be 0...1000 (0: no preview socket)") }
     }
 
     func run() async throws {
@@ -102,7 +107,7 @@ struct LocalCommand: AsyncParsableCommand {
         let detectorArguments = detector.arguments + attributeModels.arguments
         let captureArguments = [
             "--role", "capture", "--source", source, "--stream", stream, "--bind", "tcp://127.0.0.1:\(capturePort)",
-            "--collector", control, "--fps", fps, "--log-level", childLogLevel,
+            "--collector", control, "--fps", fps, "--preview-fps", String(previewFps), "--log-level", childLogLevel,
         ] + analysis.arguments + (loop ? ["--loop"] : []) + (frames.map { ["--frames", String($0)] } ?? [])
 
         let viewNode = view.map { _ in ViewNode(configuration: .init(collector: control), logger: logger) }

@@ -1,0 +1,53 @@
+import FacewireProtocol
+import Testing
+
+@testable import FacewireCapture
+
+@Suite("The preview endpoint: default bind, what is announced")
+struct PreviewEndpointTests {
+    @Test("the default bind is the frame socket's host with a port libzmq picks; ipc gets a sibling path; others none")
+    func defaultBind() {
+        let cases: [(String, String?)] = [
+            ("tcp://*:5555", "tcp://*:*"),
+            ("tcp://127.0.0.1:6000", "tcp://127.0.0.1:*"),
+            ("tcp://[::1]:5555", "tcp://[::1]:*"),
+            ("tcp://eth0:5555", "tcp://eth0:*"),
+            ("ipc:///tmp/cam1", "ipc:///tmp/cam1.preview"),
+            ("ipc://", nil),
+            ("inproc://frames", nil),
+            ("tcp://:5555", nil),
+        ]
+        for (bind, expected) in cases {
+            #expect(CaptureConfiguration.defaultPreviewBind(frameBind: bind) == expected, "\(bind)")
+        }
+    }
+
+    @Test("announced: --preview-advertise, else the --advertise host with the bound port, else the bound endpoint")
+    func advertised() {
+        var configuration = CaptureConfiguration(source: "x")
+        #expect(configuration.advertisedPreviewEndpoint(bound: "tcp://0.0.0.0:40123") == "tcp://0.0.0.0:40123")
+        configuration.advertise = "tcp://cam1.example.org:5555"
+        #expect(configuration.advertisedPreviewEndpoint(bound: "tcp://0.0.0.0:40123") == "tcp://cam1.example.org:40123")
+        #expect(configuration.advertisedPreviewEndpoint(bound: "ipc:///tmp/p") == "ipc:///tmp/p", "no port to combine")
+        configuration.previewAdvertise = "tcp://nat.example.org:7000"
+        #expect(configuration.advertisedPreviewEndpoint(bound: "tcp://0.0.0.0:40123") == "tcp://nat.example.org:7000")
+    }
+
+    @Test("every hello announces the preview endpoint; without one it is empty")
+    func hellos() {
+        var rig = CaptureRig(.live) { $0.previewEndpoint = "tcp://0.0.0.0:40123" }
+        rig.advance(ms: 1000)
+        rig.tick()
+        let hellos = rig.outputs.compactMap { output -> Hello? in
+            if case .control(.hello(let hello)) = output { return hello } else { return nil }
+        }
+        #expect(hellos.count == 2)
+        #expect(hellos.allSatisfy { $0.previewEndpoint == "tcp://0.0.0.0:40123" })
+        let plain = CaptureRig(.live)
+        guard case .control(.hello(let hello)) = plain.outputs.first else {
+            Issue.record("no hello")
+            return
+        }
+        #expect(hello.previewEndpoint.isEmpty)
+    }
+}
