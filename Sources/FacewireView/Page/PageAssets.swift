@@ -50,6 +50,7 @@ public enum PageAssets {
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <title>Facewire · live view</title>
+        <link rel="icon" href="data:,">
         <link rel="stylesheet" href="/style.css">
         </head>
         <body>

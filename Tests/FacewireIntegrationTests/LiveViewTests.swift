@@ -1,0 +1,199 @@
+import FacewireImage
+import FacewireRuntime
+import Foundation
+import Testing
+
+/// The live view with real processes and a real browser: `local --view` on a clip whose face jumps sideways from
+/// frame to frame, headless Chromium driven by Selenium (scripts/view-check.py) reading the page's own data, and the
+/// snapshot and crop endpoints and `facewire snapshot` checked by decoding what they return and detecting the face in
+/// it again.
+extension IntegrationTests {
+    @Suite("live view")
+    struct LiveView {
+        static let python = "/usr/bin/python3"
+
+        /// Whether Debian's chromium, chromium-driver and python3-selenium are installed (scripts/setup.sh
+        /// --with-browser, which the test command passes).
+        static var browserReady: Bool {
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium")
+                && FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver")
+                && (try? runCommand(python, ["-c", "import selenium"]).status) == 0
+        }
+
+        /// A frame of the demo footage (scripts/setup.sh renders it): the astronaut photograph.
+        static var demoFrame: URL? {
+            let environment = ProcessInfo.processInfo.environment
+            let cache = environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+                ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache").path
+            let url = URL(fileURLWithPath: cache + "/facewire/demo/astronaut/frame-0000.jpg")
+            return FileManager.default.fileExists(atPath: url.path) ? url : nil
+        }
+
+        /// Where frame `seq` of the jumping clip puts the picture: 0...319 px from the left, at least 137 px from the
+        /// previous frame's place, so a box drawn on a neighbour's frame would be far off.
+        static func offset(_ seq: Int, count: Int) -> Int { (seq % count) * 137 % 320 }
+
+        /// `count` frames of 960 px wide, the demo picture pasted at ``offset(_:count:)`` on grey.
+        static func jumpingClip(in directory: URL, count: Int) throws -> URL {
+            let folder = directory.appendingPathComponent("jumping")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let picture = try JPEGDecoder().decode(Array(Data(contentsOf: try #require(demoFrame))))
+            let encoder = try JPEGEncoder()
+            let width = picture.width + 320
+            for seq in 0..<count {
+                var canvas = PixelImage(width: width, height: picture.height, format: .bgr, stride: width * 3,
+                                        bytes: [UInt8](repeating: 128, count: width * 3 * picture.height))
+                let x = offset(seq, count: count)
+                for row in 0..<picture.height {
+                    canvas.bytes.replaceSubrange(
+                        (row * canvas.stride + x * 3)..<(row * canvas.stride + (x + picture.width) * 3),
+                        with: picture.bytes[(row * picture.stride)..<(row * picture.stride + picture.width * 3)])
+                }
+                let name = String(format: "frame-%04d.jpg", seq)
+                try Data(try encoder.encode(canvas, quality: 85)).write(to: folder.appendingPathComponent(name))
+            }
+            return folder
+        }
+
+        /// The faces of each processed frame line of `local`'s stdout, by seq: (x, y, width, height) of each.
+        static func boxesBySeq(_ lines: [String]) -> [Int: [[Double]]] {
+            var boxes: [Int: [[Double]]] = [:]
+            for line in lines {
+                guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                    let seq = object["seq"] as? Int, let faces = object["faces"] as? [[String: Any]]
+                else { continue }
+                boxes[seq] = faces.compactMap { face in
+                    guard let b = face["bounds"] as? [String: Double] else { return nil }
+                    return [b["x"] ?? .nan, b["y"] ?? .nan, b["width"] ?? .nan, b["height"] ?? .nan]
+                }
+            }
+            return boxes
+        }
+
+        static let artefacts: URL = Locations.repository.appendingPathComponent(".build/test-artefacts")
+
+        @Test("local --view: the page shows the stream with faces boxed and labelled by tracking ID, each frame with its own result",
+              .enabled(if: browserReady && demoFrame != nil, "needs chromium, chromium-driver and python3-selenium (scripts/setup.sh --with-browser) and the demo footage"),
+              .timeLimit(.minutes(4)))
+        func pageDrawsEachFrameWithItsOwnResult() async throws {
+            let cluster = try TestCluster("view-page")
+            defer { cluster.cleanup() }
+            let count = 40
+            let clip = try Self.jumpingClip(in: cluster.directory, count: count)
+            let port = try freeLoopbackPorts(1)[0]
+            let local = try cluster.facewire("local", [
+                "--role", "local", "--source", clip.path, "--stream", "door", "--fps", "10", "--loop", "--view", String(port),
+            ])
+            _ = try await local.waitForLine(containing: "live view: open")
+            try FileManager.default.createDirectory(at: Self.artefacts, withIntermediateDirectories: true)
+            let screenshot = Self.artefacts.appendingPathComponent("live-view.png")
+            let phone = Self.artefacts.appendingPathComponent("live-view-phone.png")
+            try? FileManager.default.removeItem(at: screenshot)
+            let run = try runCommand(Self.python, [
+                Locations.repository.appendingPathComponent("scripts/view-check.py").path, "--url", "http://127.0.0.1:\(port)/",
+                "--screenshot", screenshot.path, "--phone-screenshot", phone.path, "--frames", "20", "--timeout", "90",
+            ])
+            #expect(run.status == 0, "\(run.output)\n\(local.tail(.stderr))")
+            let jsonLine = try #require(run.output.split(separator: "\n").last { $0.hasPrefix("{") })
+            let report = try #require(try JSONSerialization.jsonObject(with: Data(jsonLine.utf8)) as? [String: Any])
+
+            // Acceptance 1: the stream's tile, its faces labelled by tracking ID, the event list, a screenshot.
+            let tiles = try #require(report["tiles"] as? [[String: Any]])
+            let streams = tiles.compactMap { $0["stream"] as? String }
+            #expect(streams == ["door"])
+            #expect((tiles.first?["trackingIds"] as? [String])?.isEmpty == false, "the tile names the tracking IDs it draws: \(tiles)")
+            let events = try #require(report["events"] as? [[String: Any]])
+            #expect(events.contains { $0["kind"] as? String == "appeared" && $0["stream"] as? String == "door" }, "\(events)")
+            #expect((report["consoleErrors"] as? [String])?.isEmpty == true, "\(report["consoleErrors"] ?? "")")
+            #expect((report["phoneOverflow"] as? Int ?? 1) <= 0, "the page does not scroll sideways at phone width")
+            #expect(report["connection"] as? String == "live")
+            let png = try Data(contentsOf: screenshot)
+            #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]), "a PNG screenshot at \(screenshot.path)")
+
+            // Acceptance 2: every drawn frame with its own result. From the page's own data: the seq of the frame equals
+            // the seq of the result; each drawn box is the collector's box for that seq (as local printed it); and it
+            // lies where that frame put the face (the picture jumps ≥ 137 px between neighbours).
+            #expect(report["mismatches"] as? Int == 0)
+            let drawn = try #require(report["drawn"] as? [[String: Any]])
+            let printed = Self.boxesBySeq(local.lines(.stdout))
+            var checked = 0
+            var baseline: [Double] = []
+            for frame in drawn {
+                let seq = try #require(frame["frameSeq"] as? Int)
+                #expect(frame["resultSeq"] as? Int == seq)
+                let faces = (frame["faces"] as? [[String: Any]] ?? []).map { f in ["x", "y", "w", "h"].map { (f[$0] as? Double) ?? .nan } }
+                guard let expected = printed[seq] else { continue }  // printed after the page was read
+                #expect(faces.count == expected.count, "seq \(seq): drawn \(faces) printed \(expected)")
+                for (page, line) in zip(faces, expected) {
+                    #expect(zip(page, line).allSatisfy { abs($0 - $1) <= 0.06 }, "seq \(seq): drawn \(page), the collector's \(line)")
+                }
+                if let face = faces.first { baseline.append(face[0] - Double(Self.offset(seq, count: count))) }
+                checked += 1
+            }
+            #expect(checked >= 10, "only \(checked) drawn frames could be compared with the printed lines")
+            let median = baseline.sorted()[baseline.count / 2]
+            #expect(baseline.allSatisfy { abs($0 - median) < 40 }, "each box sits where its own frame put the face: \(baseline)")
+        }
+
+        @Test("snapshot.jpg (faces drawn and clean), a track's crop, and facewire snapshot: valid JPEGs, the face found again in the crop",
+              .enabled(if: demoFrame != nil, "needs the demo footage: run scripts/setup.sh"),
+              .timeLimit(.minutes(4)))
+        func snapshotsAndCrops() async throws {
+            let cluster = try TestCluster("view-snapshot")
+            defer { cluster.cleanup() }
+            let clip = try Self.jumpingClip(in: cluster.directory, count: 20)
+            let port = try freeLoopbackPorts(1)[0]
+            let token = "test-token-0123456789"
+            let local = try cluster.facewire("local", [
+                "--role", "local", "--source", clip.path, "--stream", "door", "--fps", "10", "--loop", "--view", String(port),
+                "--http-token", token,
+            ])
+            let started = try await local.waitForLine(containing: "collector started")
+            let control = try #require(started.split(separator: " ").first { $0.hasPrefix("control=") }).dropFirst("control=".count)
+            _ = try await local.waitForLine(containing: "live view: open")
+            let auth = ["Authorization: Bearer \(token)"]
+            #expect(try httpGetBytes(port: port, path: "/api/state").status == 401, "no token, no view")
+            #expect(try httpGetBytes(port: port, path: "/healthz").status == 200, "health stays open for probes")
+
+            // Wait for a processed frame with a preview and a track with a picture.
+            var snapshot: (status: Int, headers: [String: String], body: [UInt8]) = (0, [:], [])
+            var crop: (status: Int, headers: [String: String], body: [UInt8]) = (0, [:], [])
+            for _ in 0..<300 {
+                snapshot = try httpGetBytes(port: port, path: "/streams/door/snapshot.jpg", headers: auth)
+                crop = try httpGetBytes(port: port, path: "/streams/door/tracks/1.jpg", headers: auth)
+                if snapshot.status == 200 && crop.status == 200 { break }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            #expect(snapshot.status == 200 && snapshot.headers["content-type"] == "image/jpeg", "\(local.tail(.stderr))")
+            #expect(crop.status == 200 && crop.headers["content-type"] == "image/jpeg")
+            let decoder = try JPEGDecoder()
+            let drawnImage = try decoder.decode(snapshot.body)
+            #expect(drawnImage.width == 960 && drawnImage.height == 480, "the frame's upright size")
+            let clean = try httpGetBytes(port: port, path: "/streams/door/snapshot.jpg?faces=0", headers: auth)
+            #expect(clean.status == 200)
+            let cleanImage = try decoder.decode(clean.body)
+            #expect(cleanImage.width == 960 && cleanImage.height == 480)
+            #expect(clean.body != snapshot.body || clean.headers["x-facewire-seq"] != snapshot.headers["x-facewire-seq"])
+            #expect(try httpGetBytes(port: port, path: "/streams/door/tracks/999999.jpg", headers: auth).status == 404)
+            #expect(try httpGetBytes(port: port, path: "/streams/no%20such/snapshot.jpg", headers: auth).status == 400)
+
+            // The crop holds a face the detector finds again (facewire detect on the file).
+            let cropFile = cluster.directory.appendingPathComponent("crop.jpg")
+            try Data(crop.body).write(to: cropFile)
+            let cropImage = try decoder.decode(crop.body)
+            #expect(max(cropImage.width, cropImage.height) <= 256 && min(cropImage.width, cropImage.height) >= 32)
+            let detected = try runCommand(try Locations.facewireBinary(), ["detect", "--source", cropFile.path])
+            #expect(detected.status == 0, "\(detected.output)")
+            #expect(detected.output.contains("\"bounds\""), "a face in the crop: \(detected.output)")
+
+            // facewire snapshot writes the same kind of picture from the command line.
+            let output = cluster.directory.appendingPathComponent("snap.jpg")
+            let snap = try runCommand(try Locations.facewireBinary(), [
+                "snapshot", "--collector", String(control), "--stream", "door", "-o", output.path, "--timeout", "30",
+            ])
+            #expect(snap.status == 0, "\(snap.output)")
+            let written = try decoder.decode(Array(try Data(contentsOf: output)))
+            #expect(written.width == 960 && written.height == 480)
+        }
+    }
+}
