@@ -195,5 +195,69 @@ extension IntegrationTests {
             let written = try decoder.decode(Array(try Data(contentsOf: output)))
             #expect(written.width == 960 && written.height == 480)
         }
-    }
+    
+        /// The streams a view at `port` shows: (stream, processed, previews, joined) each, from `/api/state`.
+        static func shown(port: Int) throws -> [(stream: String, processed: Int, previews: Int, joined: Int)] {
+            let state = try httpGetBytes(port: port, path: "/api/state")
+            guard state.status == 200, let object = try JSONSerialization.jsonObject(with: Data(state.body)) as? [String: Any],
+                let streams = object["streams"] as? [[String: Any]]
+            else { return [] }
+            return streams.map {
+                (($0["stream"] as? String) ?? "", ($0["processed"] as? Int) ?? 0, ($0["previews"] as? Int) ?? 0, ($0["joined"] as? Int) ?? 0)
+            }
+        }
+
+        @Test("CURVE: a view whose key no node allows gets neither results nor frames; one the collector allows but the capture node does not gets results and no frame",
+              .enabled(if: demoFrame != nil, "needs the demo footage: run scripts/setup.sh"),
+              .timeLimit(.minutes(4)))
+        func curveViewsNeedAllowedKeys() async throws {
+            let cluster = try TestCluster("view-curve")
+            defer { cluster.cleanup() }
+            let binary = try Locations.facewireBinary()
+            let keys = cluster.directory.appendingPathComponent("keys")
+            let collectorAllow = keys.appendingPathComponent("collector-allow")
+            let captureAllow = keys.appendingPathComponent("capture-allow")
+            for folder in [collectorAllow, captureAllow] { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
+            for name in ["collector", "capture", "worker", "view", "half", "stranger"] {
+                let made = try runCommand(binary, ["keygen", keys.appendingPathComponent(name).path])
+                try #require(made.status == 0, "\(made.output)")
+            }
+            // The collector accepts the capture node, the worker, the view and the half-allowed view; the capture node
+            // accepts the worker and the view. The stranger is on no list.
+            for (name, folder) in [("capture", collectorAllow), ("worker", collectorAllow), ("view", collectorAllow), ("half", collectorAllow),
+                                   ("worker", captureAllow), ("view", captureAllow)] {
+                try FileManager.default.copyItem(at: keys.appendingPathComponent("\(name).pub"), to: folder.appendingPathComponent("\(name).pub"))
+            }
+            func key(_ name: String) -> String { keys.appendingPathComponent(name).path }
+            func client(_ name: String) -> [String] { ["--curve-secret-key", key("\(name).key"), "--curve-server-key", key("collector.pub")] }
+            let ports = try freeLoopbackPorts(6)
+            let control = "tcp://127.0.0.1:\(ports[0])"
+            _ = try await cluster.startCollector(control: control, publish: "tcp://127.0.0.1:\(ports[1])",
+                                                 ["--curve-secret-key", key("collector.key"), "--curve-allow", collectorAllow.path])
+            _ = try await cluster.startWorker(control: control, client("worker"))
+            var views: [String: NodeProcess] = [:]
+            for (index, name) in ["view", "half", "stranger"].enumerated() {
+                views[name] = try cluster.facewire(name, ["--role", "view", "--collector", control, "--http-port", String(ports[3 + index])] + client(name))
+            }
+            let clip = try Self.jumpingClip(in: cluster.directory, count: 10)
+            _ = try cluster.facewire("capture", [
+                "--role", "capture", "--source", clip.path, "--stream", "sec", "--bind", "tcp://127.0.0.1:\(ports[2])",
+                "--collector", control, "--fps", "10", "--loop", "--curve-allow", captureAllow.path,
+            ] + client("capture"))
+            var allowed: [(stream: String, processed: Int, previews: Int, joined: Int)] = []
+            for _ in 0..<300 {
+                allowed = (try? Self.shown(port: ports[3])) ?? []
+                if allowed.first.map({ $0.joined >= 5 }) == true { break }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            #expect(allowed.map(\.stream) == ["sec"] && (allowed.first?.joined ?? 0) >= 5,
+                    "the allowed view shows frames with their results: \(allowed)\n\(cluster.diagnostics())")
+            // Both others ran as long as the allowed one did.
+            let half = try Self.shown(port: ports[4])
+            #expect(half.map(\.stream) == ["sec"] && (half.first?.processed ?? 0) > 0, "results reach a view the collector allows: \(half)")
+            #expect(half.first?.previews == 0 && half.first?.joined == 0, "no frame from a capture node that does not allow it: \(half)")
+            let stranger = try Self.shown(port: ports[5])
+            #expect(stranger.isEmpty, "a view nobody allows gets nothing: \(stranger)")
+        }
+}
 }
