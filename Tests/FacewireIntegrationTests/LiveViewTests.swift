@@ -154,6 +154,18 @@ extension IntegrationTests {
             let auth = ["Authorization: Bearer \(token)"]
             #expect(try httpGetBytes(port: port, path: "/api/state").status == 401, "no token, no view")
             #expect(try httpGetBytes(port: port, path: "/healthz").status == 200, "health stays open for probes")
+            #expect(try httpGetBytes(port: port, path: "/api/state", headers: ["Authorization: Bearer \(token)x"]).status == 401)
+            // Opened as /?token=…, the page gets a cookie that carries the token for its own requests.
+            let page = try httpGetBytes(port: port, path: "/?token=\(token)")
+            #expect(page.status == 200 && page.headers["content-type"] == "text/html; charset=utf-8")
+            #expect(page.headers["set-cookie"]?.hasPrefix("facewire_token=\(token);") == true && page.headers["set-cookie"]?.contains("HttpOnly") == true)
+            #expect(page.headers["content-security-policy"]?.contains("default-src 'self'") == true)
+            let script = try httpGetBytes(port: port, path: "/app.js", headers: ["Cookie: facewire_token=\(token)"])
+            #expect(script.status == 200 && script.headers["content-type"] == "text/javascript; charset=utf-8")
+            #expect(script.headers["cache-control"] == "no-cache")
+            let etag = try #require(script.headers["etag"])
+            let again = try httpGetBytes(port: port, path: "/app.js", headers: ["Cookie: facewire_token=\(token)", "If-None-Match: \(etag)"])
+            #expect(again.status == 304 && again.body.isEmpty, "revalidated, not sent again")
 
             // Wait for a processed frame with a preview and a track with a picture.
             var snapshot: (status: Int, headers: [String: String], body: [UInt8]) = (0, [:], [])
@@ -194,6 +206,27 @@ extension IntegrationTests {
             #expect(snap.status == 0, "\(snap.output)")
             let written = try decoder.decode(Array(try Data(contentsOf: output)))
             #expect(written.width == 960 && written.height == 480)
+
+            // A view with --save-faces writes each track's best face and its sidecar when the track leaves (the face
+            // jumps, so tracks come and go every few frames).
+            let faces = cluster.directory.appendingPathComponent("faces")
+            try FileManager.default.createDirectory(at: faces, withIntermediateDirectories: true)
+            let viewPort = try freeLoopbackPorts(1)[0]
+            _ = try cluster.facewire("view", ["--role", "view", "--collector", String(control), "--http-port", String(viewPort), "--save-faces", faces.path])
+            var saved: [String] = []
+            for _ in 0..<300 {
+                saved = (try? FileManager.default.contentsOfDirectory(atPath: faces.path))?.filter { $0.hasSuffix(".json") }.sorted() ?? []
+                if !saved.isEmpty { break }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            let sidecarName = try #require(saved.first, "no face saved")
+            #expect(sidecarName.hasPrefix("door_"), "named STREAM_EPOCH_ID: \(sidecarName)")
+            let sidecar = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: faces.appendingPathComponent(sidecarName))) as? [String: Any])
+            #expect(sidecar["stream"] as? String == "door" && (sidecar["trackingID"] as? Int ?? 0) > 0 && (sidecar["frames"] as? Int ?? 0) >= 1)
+            #expect((sidecar["face"] as? [String: Any])?["w"] != nil, "the best face's attributes: \(sidecar)")
+            let picture = faces.appendingPathComponent(String(sidecarName.dropLast(5)) + ".jpg")
+            let savedImage = try decoder.decode(Array(try Data(contentsOf: picture)))
+            #expect(max(savedImage.width, savedImage.height) <= 256)
         }
     
         /// The streams a view at `port` shows: (stream, processed, previews, joined) each, from `/api/state`.
