@@ -201,6 +201,54 @@ struct ViewCoreTests {
         #expect(status?.dropped.keys.allSatisfy { $0.utf8.count <= 32 && !$0.contains("\u{7}") } == true)
     }
 
+    /// Twenty thousand hostile inputs (extreme seqs, epochs, run lengths and IDs, non-finite faces, invalid and
+    /// many streams, previews and results in any order): nothing traps and every bound holds after each step.
+    @Test func hostileSequencesKeepEveryBound() {
+        var random = SplitMix(seed: 7)
+        var limits = ViewLimits()
+        limits.maxStreams = 3
+        limits.liveTracksPerStream = 5
+        limits.eventsPerStream = 4
+        limits.endedTracksPerStream = 3
+        var core = ViewCore(limits: limits, score: { $0.bounds.width })
+        let extremes: [UInt64] = [0, 1, 2, 3, .max, .max - 1, 1 << 63]
+        func pick() -> UInt64 { random.next() % 3 == 0 ? extremes[Int(random.next() % UInt64(extremes.count))] : random.next() % 16 }
+        let streams = ["a", "b", "c", "d", "e", "", "bad id", String(repeating: "x", count: 65)]
+        var joined = 0
+        for step in 0..<20_000 {
+            let stream = streams[Int(random.next() % UInt64(streams.count))]
+            var face = Self.face(pick(), x: [1, .nan, .infinity, -1e30][Int(random.next() % 4)], size: [10, .nan, 0, 1e38][Int(random.next() % 4)])
+            face.faceAngle = [0, .nan, 1e9][Int(random.next() % 3)]
+            let out: ViewOutput
+            switch random.next() % 4 {
+            case 0: out = core.preview(Self.preview(stream, seq: pick(), epoch: pick()), nowMs: Int64(step))
+            case 1:
+                let status: FrameStatus = [.processed, .dropped, .error, .UNRECOGNIZED(9)][Int(random.next() % 4)]
+                out = core.receive(Self.result(stream, seq: pick(), epoch: pick(), status: status, reason: "r\(random.next() % 50)",
+                                               faces: [face, face], runLength: pick(), captureTimeUs: Int64(bitPattern: random.next())), nowMs: 0)
+            case 2:
+                var message = Self.event(random.next() % 2 == 0 ? .appeared : .left, pick(), seq: pick(), frames: UInt32(truncatingIfNeeded: pick()), stream: stream)
+                message.epoch = pick()
+                out = core.receive(message, nowMs: Int64(step))
+            default:
+                var statistics = StreamStatisticsMessage()
+                statistics.fps = .nan
+                statistics.latencyP99Ms = .infinity
+                out = core.receive(StreamMessage(stream: stream, epoch: pick(), body: .statistics(statistics)), nowMs: 0)
+            }
+            joined += out.joined.count
+            #expect(out.joined.allSatisfy { $0.preview.header.seq == $0.result.seq && $0.preview.header.epoch == $0.result.epoch })
+            let state = core.state()
+            guard state.streams.count <= 3, state.events.count <= 4,
+                  state.streams.allSatisfy({ $0.liveTracks <= 5 && $0.dropped.count <= 32 && $0.window?.fps.isFinite != false })
+            else {
+                Issue.record("a bound broke at step \(step): \(state)")
+                return
+            }
+        }
+        #expect(joined > 0, "some pairs did join")
+    }
+
     @Test func nonFiniteFaceValuesNeverReachThePage() {
         var face = Self.face(1)
         face.bounds.x = .nan
