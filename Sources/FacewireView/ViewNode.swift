@@ -159,7 +159,7 @@ public final class ViewNode: @unchecked Sendable {
                     continue
                 }
                 counters.add("stream_messages")
-                apply { $0.receive(message, nowMs: Clock.wallMicroseconds() / 1000) }
+                apply(message.stream) { $0.receive(message, nowMs: Clock.wallMicroseconds() / 1000) }
             }
             for _ in 0..<16 {
                 guard let parts = try previews.receive(dontWait: true) else { break }
@@ -168,14 +168,14 @@ public final class ViewNode: @unchecked Sendable {
                     continue
                 }
                 counters.add("previews_received")
-                apply { $0.preview(frame, nowMs: Clock.wallMicroseconds() / 1000) }
+                apply(frame.header.stream) { $0.preview(frame, nowMs: Clock.wallMicroseconds() / 1000) }
             }
             pushStatuses(now: Clock.monotonicNanoseconds())
         }
     }
 
-    /// Runs one input through the core and carries out its output.
-    private func apply(_ input: (inout ViewCore) -> ViewOutput) {
+    /// Runs one input of `stream` through the core and carries out its output.
+    private func apply(_ stream: String, _ input: (inout ViewCore) -> ViewOutput) {
         let out = lock.withLock { input(&core) }
         for name in out.counters { counters.add(name) }
         for request in out.crops { crop(request) }
@@ -184,10 +184,7 @@ public final class ViewNode: @unchecked Sendable {
             for event in out.events { hub.broadcast(.text(PageJSON.encode(eventWithPicture(event)))) }
         }
         for left in out.left { save(left) }
-        if out.statusChanged {
-            for stream in Set(out.joined.map(\.preview.header.stream) + out.events.map(\.stream)) { statusDirty.insert(stream) }
-            statusDirty.formUnion(lock.withLock { core.streamIDs })
-        }
+        if out.statusChanged { statusDirty.insert(stream) }
     }
 
     /// An event as pushed: whether the track has a picture is known only now, after this turn's crops.
@@ -201,8 +198,12 @@ public final class ViewNode: @unchecked Sendable {
         guard hub.hasClients, !statusDirty.isEmpty else { return }
         for stream in statusDirty where now &- (statusPushed[stream] ?? 0) >= Self.statusInterval {
             statusDirty.remove(stream)
+            guard let status = read({ $0.status(stream) }) else {
+                statusPushed[stream] = nil  // forgotten by the core
+                continue
+            }
             statusPushed[stream] = now
-            if let status = read({ $0.status(stream) }) { hub.broadcast(.text(PageJSON.encode(status))) }
+            hub.broadcast(.text(PageJSON.encode(status)))
         }
     }
 

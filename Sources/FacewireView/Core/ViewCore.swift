@@ -55,7 +55,7 @@ public struct ViewCore: Sendable {
             out.counters.append("view_previews_rejected_size")
             return out
         }
-        guard var view = stream(header.stream, epoch: header.epoch, &out) else { return out }
+        guard var view = stream(header.stream, epoch: header.epoch, nowMs: nowMs, &out) else { return out }
         defer { streams[header.stream] = view }
         view.previews &+= 1
         if let index = view.results.firstIndex(where: { $0.seq == header.seq }) {
@@ -78,7 +78,7 @@ public struct ViewCore: Sendable {
     public mutating func receive(_ message: StreamMessage, nowMs: Int64) -> ViewOutput {
         var out = ViewOutput()
         guard let body = message.body else { return out }  // heartbeat
-        guard var view = stream(message.stream, epoch: message.epoch, &out) else { return out }
+        guard var view = stream(message.stream, epoch: message.epoch, nowMs: nowMs, &out) else { return out }
         defer { streams[message.stream] = view }
         switch body {
         case .frame(let result): receive(result, into: &view, nowMs: nowMs, &out)
@@ -129,26 +129,40 @@ public struct ViewCore: Sendable {
 
     // MARK: Decisions
 
-    /// The view of (stream, epoch), new or replaced for a newer epoch; nil (counted) for an invalid id, an older
-    /// epoch, or a new stream beyond ``ViewLimits/maxStreams``.
-    private mutating func stream(_ id: String, epoch: UInt64, _ out: inout ViewOutput) -> StreamView? {
+    /// The view of (stream, epoch), new or replaced for a newer epoch, marked active at `nowMs`; nil (counted) for an
+    /// invalid id, an older epoch, or a new stream when ``ViewLimits/maxStreams`` are shown and none of them has ended
+    /// or been silent for ``idleMs`` (the least recently active such one makes room).
+    private mutating func stream(_ id: String, epoch: UInt64, nowMs: Int64, _ out: inout ViewOutput) -> StreamView? {
         guard Wire.isValidStreamID(id) else {
             out.counters.append("view_invalid_stream")
             return nil
         }
-        if let view = streams[id] {
-            if epoch == view.epoch { return view }
+        if var view = streams[id] {
+            if epoch == view.epoch {
+                view.lastActiveMs = max(view.lastActiveMs, nowMs)
+                return view
+            }
             guard epoch > view.epoch else {
                 out.counters.append("view_stale_epoch")
                 return nil
             }
         } else if streams.count >= limits.maxStreams {
-            out.counters.append("view_streams_refused_cap")
-            return nil
+            let idle = streams.values.filter { $0.ended || nowMs.subtractingReportingOverflow($0.lastActiveMs).partialValue >= Self.idleMs }
+            guard let oldest = idle.min(by: { $0.lastActiveMs < $1.lastActiveMs }) else {
+                out.counters.append("view_streams_refused_cap")
+                return nil
+            }
+            streams[oldest.stream] = nil
+            out.counters.append("view_streams_forgotten")
         }
         out.statusChanged = true
-        return StreamView(stream: id, epoch: epoch, limits: limits)
+        var view = StreamView(stream: id, epoch: epoch, limits: limits)
+        view.lastActiveMs = nowMs
+        return view
     }
+
+    /// A stream silent this long (ms) may make room for a new one when ``ViewLimits/maxStreams`` are shown.
+    public static let idleMs: Int64 = 60_000
 
     private mutating func receive(_ result: FrameResult, into view: inout StreamView, nowMs: Int64, _ out: inout ViewOutput) {
         let count = result.runLength > 1 ? result.runLength : 1
@@ -268,6 +282,8 @@ struct StreamView: Sendable {
     var window: PageModel.Window?
     var previews: UInt64 = 0
     var joined: UInt64 = 0
+    /// When the stream was last heard of (wall-clock ms).
+    var lastActiveMs: Int64 = .min
 
     init(stream: String, epoch: UInt64, limits: ViewLimits) {
         self.stream = stream

@@ -188,6 +188,20 @@ struct ViewCoreTests {
         #expect(core.streamIDs == ["b", "cam"])
     }
 
+    @Test func anEndedOrSilentStreamMakesRoomForANewOneAtTheCap() {
+        var limits = ViewLimits()
+        limits.maxStreams = 2
+        var core = ViewCore(limits: limits, score: Self.area)
+        _ = core.receive(Self.result("a", seq: 0), nowMs: 0)
+        _ = core.receive(Self.result("b", seq: 0), nowMs: 1000)
+        #expect(core.receive(Self.result("c", seq: 0), nowMs: 30_000).counters == ["view_streams_refused_cap"], "both still live")
+        _ = core.receive(StreamMessage(stream: "b", epoch: 1, body: .end(StreamSummary())), nowMs: 31_000)
+        #expect(core.receive(Self.result("c", seq: 0), nowMs: 32_000).counters == ["view_streams_forgotten"], "the ended one goes")
+        #expect(core.streamIDs == ["a", "c"])
+        #expect(core.receive(Self.result("d", seq: 0), nowMs: 61_000).counters == ["view_streams_forgotten"], "a is silent for 61 s")
+        #expect(core.streamIDs == ["c", "d"])
+    }
+
     @Test func dropReasonsAreShortCodesAndFewRunsCountTheirLength() {
         var core = ViewCore(score: Self.area)
         _ = core.receive(Self.result(seq: 0, status: .dropped, reason: "skipped:no-worker", runLength: UInt64.max), nowMs: 0)
