@@ -292,5 +292,66 @@ extension IntegrationTests {
             let stranger = try Self.shown(port: ports[5])
             #expect(stranger.isEmpty, "a view nobody allows gets nothing: \(stranger)")
         }
+
+        /// Writes `folder/frame-0000.jpg`: the demo picture rolled by `degrees`, stored sideways with EXIF orientation 6
+        /// (the stored pixels turned a quarter counter-clockwise; a viewer turns them clockwise to show them upright).
+        static func sidewaysRolledFrame(in folder: URL, degrees: Double) throws {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let script = """
+                import sys, struct, cv2
+                image = cv2.imread(sys.argv[1])
+                h, w = image.shape[:2]
+                rolled = cv2.warpAffine(image, cv2.getRotationMatrix2D((w / 2, h / 3), float(sys.argv[3]), 1.0), (w, h),
+                                        borderMode=cv2.BORDER_REPLICATE)
+                stored = cv2.rotate(rolled, cv2.ROTATE_90_COUNTERCLOCKWISE)
+                jpeg = cv2.imencode(".jpg", stored, [cv2.IMWRITE_JPEG_QUALITY, 90])[1].tobytes()
+                tiff = b"MM\\x00\\x2a" + struct.pack(">I", 8) + struct.pack(">H", 1) + struct.pack(">HHIHH", 0x0112, 3, 1, 6, 0) + struct.pack(">I", 0)
+                app1 = b"Exif\\x00\\x00" + tiff
+                open(sys.argv[2], "wb").write(jpeg[:2] + b"\\xff\\xe1" + struct.pack(">H", len(app1) + 2) + app1 + jpeg[2:])
+                """
+            let run = try runCommand(python, ["-c", script, try #require(demoFrame).path, folder.appendingPathComponent("frame-0000.jpg").path, String(degrees)])
+            try #require(run.status == 0, "\(run.output)")
+        }
+
+        static var opencvPython: Bool { (try? runCommand(python, ["-c", "import cv2"]).status) == 0 }
+
+        @Test("a face rolled 30° in a frame stored with EXIF orientation 6 comes back from the crop endpoint upright and level (the detector reads |roll| < 8°)",
+              .enabled(if: demoFrame != nil && opencvPython, "needs the demo footage and python3-opencv: run scripts/setup.sh"),
+              .timeLimit(.minutes(4)))
+        func cropOfASidewaysRolledFaceIsUprightAndLevel() async throws {
+            let cluster = try TestCluster("view-exif")
+            defer { cluster.cleanup() }
+            let folder = cluster.directory.appendingPathComponent("sideways")
+            try Self.sidewaysRolledFrame(in: folder, degrees: 30)
+            let port = try freeLoopbackPorts(1)[0]
+            let local = try cluster.facewire("local", [
+                "--role", "local", "--source", folder.path, "--stream", "tilt", "--fps", "5", "--loop", "--view", String(port),
+            ])
+            _ = try await local.waitForLine(containing: "live view: open")
+            var crop: (status: Int, headers: [String: String], body: [UInt8]) = (0, [:], [])
+            for _ in 0..<300 {
+                crop = try httpGetBytes(port: port, path: "/streams/tilt/tracks/1.jpg")
+                if crop.status == 200 { break }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            try #require(crop.status == 200, "\(local.tail(.stderr))")
+            // The stream itself: upright size (the stored frame is sideways) and the face rolled by about 30°.
+            let line = try #require(local.lines(.stdout).first { $0.contains("\"faces\":[{") })
+            let frame = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let picture = try JPEGDecoder().decode(Array(try Data(contentsOf: try #require(Self.demoFrame))))
+            #expect(frame["width"] as? Int == picture.width && frame["height"] as? Int == picture.height, "upright size: \(line.prefix(200))")
+            let rolled = try #require(((frame["faces"] as? [[String: Any]])?.first?["faceAngle"]) as? Double)
+            #expect(abs(rolled) > 20, "the frame's face is rolled: \(rolled)°")
+            // The crop: the detector finds the face in it, level.
+            let cropFile = cluster.directory.appendingPathComponent("crop.jpg")
+            try Data(crop.body).write(to: cropFile)
+            let detected = try runCommand(try Locations.facewireBinary(), ["detect", "--source", cropFile.path])
+            let found = try #require(detected.output.split(separator: "\n").first { $0.hasPrefix("{") }, "\(detected.output)")
+            let result = try #require(try JSONSerialization.jsonObject(with: Data(found.utf8)) as? [String: Any])
+            let faces = try #require(result["faces"] as? [[String: Any]])
+            #expect(faces.count >= 1, "a face in the crop: \(found)")
+            let level = try #require(faces.first?["faceAngle"] as? Double)
+            #expect(abs(level) < 8, "the crop is level: \(level)° (the frame's face: \(rolled)°)")
+        }
 }
 }
