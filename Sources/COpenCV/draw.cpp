@@ -1,6 +1,7 @@
 // The live view's imaging behind the plain C interface in COpenCV.h: one affine warp (a face crop turned level) and
 // face marks drawn into a frame (box, tracking ID label, landmark dots). No C++ exception leaves this file.
 #include "COpenCV.h"
+#include "shim_guard.hpp"
 
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
@@ -12,32 +13,14 @@
 
 namespace {
 
-void draw_write_error(char *err, size_t errlen, const std::string &message) {
-    if (err == nullptr || errlen == 0) return;
-    size_t n = std::min(errlen - 1, message.size());
-    std::memcpy(err, message.data(), n);
-    err[n] = '\0';
-}
-
-template <typename Body> bool draw_guarded(char *err, size_t errlen, const char *what, Body &&body) {
-    try {
-        body();
-        return true;
-    } catch (const cv::Exception &e) {
-        draw_write_error(err, errlen, std::string(what) + ": OpenCV error: " + e.what());
-    } catch (const std::exception &e) {
-        draw_write_error(err, errlen, std::string(what) + ": " + e.what());
-    } catch (...) {
-        draw_write_error(err, errlen, std::string(what) + ": unknown C++ exception");
-    }
-    return false;
-}
+using fwcv_shim::guarded;
+using fwcv_shim::write_error;
 
 bool draw_check_image(const uint8_t *pixels, int width, int height, int stride, int channels, const char *what,
                       char *err, size_t errlen) {
     if (pixels != nullptr && width > 0 && height > 0 && (channels == 1 || channels == 3) && stride >= width * channels)
         return true;
-    draw_write_error(err, errlen, std::string(what) + ": invalid image (size " + std::to_string(width) + "x" +
+    write_error(err, errlen, std::string(what) + ": invalid image (size " + std::to_string(width) + "x" +
                                       std::to_string(height) + ", channels " + std::to_string(channels) + ", stride " +
                                       std::to_string(stride) + ")");
     return false;
@@ -59,12 +42,12 @@ int fwcv_warp_affine(const uint8_t *pixels, int width, int height, int stride, i
     if (matrix == nullptr || !std::all_of(matrix, matrix + 6, [](double v) { return std::isfinite(v); }) ||
         supersample < 1 || supersample > 16 || static_cast<int64_t>(out_width) * supersample > 32768 ||
         static_cast<int64_t>(out_height) * supersample > 32768) {
-        draw_write_error(err, errlen, "fwcv_warp_affine: invalid matrix or supersampling " + std::to_string(supersample));
+        write_error(err, errlen, "fwcv_warp_affine: invalid matrix or supersampling " + std::to_string(supersample));
         return -1;
     }
     const cv::Mat image(height, width, CV_8UC(channels), const_cast<uint8_t *>(pixels), static_cast<size_t>(stride));
     cv::Mat target(out_height, out_width, CV_8UC(channels), out, static_cast<size_t>(out_stride));
-    bool ok = draw_guarded(err, errlen, "fwcv_warp_affine", [&] {
+    bool ok = guarded(err, errlen, "fwcv_warp_affine", [&] {
         // Output pixel u of the supersampled grid is output pixel (u + 0.5) / s - 0.5.
         const double s = supersample;
         cv::Mat warp(2, 3, CV_64F);
@@ -95,14 +78,14 @@ int fwcv_draw_face_mark(uint8_t *pixels, int width, int height, int stride, int 
                         const char *title, const char *detail, char *err, size_t errlen) {
     if (!draw_check_image(pixels, width, height, stride, channels, "fwcv_draw_face_mark", err, errlen)) return -1;
     if (mark == nullptr) {
-        draw_write_error(err, errlen, "fwcv_draw_face_mark: no mark");
+        write_error(err, errlen, "fwcv_draw_face_mark: no mark");
         return -1;
     }
     if (!std::isfinite(mark->x) || !std::isfinite(mark->y) || !std::isfinite(mark->width) ||
         !std::isfinite(mark->height) || !(mark->width > 0) || !(mark->height > 0))
         return 0;  // nothing drawable
     cv::Mat image(height, width, CV_8UC(channels), pixels, static_cast<size_t>(stride));
-    bool ok = draw_guarded(err, errlen, "fwcv_draw_face_mark", [&] {
+    bool ok = guarded(err, errlen, "fwcv_draw_face_mark", [&] {
         const double side = std::max(width, height);
         // Anything further out than this is off the image anyway; the clamp keeps ints from overflowing.
         const double limit = 4 * side + 16;
