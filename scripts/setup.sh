@@ -6,6 +6,8 @@
 #   scripts/setup.sh --release    the same with a release build
 #   scripts/setup.sh --with-fer   also fer's emotion CNN (opt-in: see step 4); or FACEWIRE_SETUP_FER=1
 #   scripts/setup.sh --with-bench also the Python side of scripts/bench-python.py (step 6; scripts/test.sh asks for it)
+#   scripts/setup.sh --with-browser also Chromium, its WebDriver and Selenium (Debian's), for the live view's
+#                                 browser tests (scripts/test.sh asks for it)
 #
 # Downloads come only from Debian's apt and PyPI. Files go to ~/.cache/facewire (or $XDG_CACHE_HOME/facewire).
 set -euo pipefail
@@ -18,13 +20,15 @@ say() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
 configuration=debug
 with_fer=0
 with_bench=0
+with_browser=0
 [ "${FACEWIRE_SETUP_FER:-0}" = 1 ] && with_fer=1
 for argument in "$@"; do
     case "$argument" in
         --release) configuration=release ;;
         --with-fer) with_fer=1 ;;
         --with-bench) with_bench=1 ;;
-        *) say "unknown option $argument (known: --release, --with-fer, --with-bench)"; exit 2 ;;
+        --with-browser) with_browser=1 ;;
+        *) say "unknown option $argument (known: --release, --with-fer, --with-bench, --with-browser)"; exit 2 ;;
     esac
 done
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/facewire
@@ -32,6 +36,8 @@ sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # 1. System libraries (Debian packages).
 packages=(libzmq3-dev libv4l-dev libopencv-dev opencv-data libturbojpeg0-dev pkg-config python3-opencv python3-pip python3-venv python3-yaml python3-zmq unzip iproute2)
+# The live view's browser tests drive Debian's Chromium with its WebDriver through Debian's Selenium.
+[ "$with_browser" = 1 ] && packages+=(chromium chromium-driver python3-selenium)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -13,6 +13,7 @@
 // - Yaw: atan(0.92 * nose offset from the eye midpoint / half the eye distance), roll removed; positive when the face
 //   turns toward the image's right.
 #include "COpenCV.h"
+#include "shim_guard.hpp"
 
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
@@ -30,26 +31,8 @@
 
 namespace {
 
-void attr_write_error(char *err, size_t errlen, const std::string &message) {
-    if (err == nullptr || errlen == 0) return;
-    size_t n = std::min(errlen - 1, message.size());
-    std::memcpy(err, message.data(), n);
-    err[n] = '\0';
-}
-
-template <typename Body> bool attr_guarded(char *err, size_t errlen, const char *what, Body &&body) {
-    try {
-        body();
-        return true;
-    } catch (const cv::Exception &e) {
-        attr_write_error(err, errlen, std::string(what) + ": OpenCV error: " + e.what());
-    } catch (const std::exception &e) {
-        attr_write_error(err, errlen, std::string(what) + ": " + e.what());
-    } catch (...) {
-        attr_write_error(err, errlen, std::string(what) + ": unknown C++ exception");
-    }
-    return false;
-}
+using fwcv_shim::guarded;
+using fwcv_shim::write_error;
 
 // Aligned crop.
 constexpr int kCrop = 128;
@@ -233,7 +216,7 @@ fwcv_attributes *fwcv_attributes_create(const char *cascade_dir, char *err, size
     std::string dir = cascade_dir != nullptr && cascade_dir[0] != '\0' ? cascade_dir : "/usr/share/opencv4/haarcascades";
     if (dir.back() != '/') dir += '/';
     fwcv_attributes *result = nullptr;
-    attr_guarded(err, errlen, "face attribute cascades failed to load", [&] {
+    guarded(err, errlen, "face attribute cascades failed to load", [&] {
         auto attributes = std::make_unique<fwcv_attributes>();
         const std::pair<cv::CascadeClassifier *, const char *> cascades[] = {
             {&attributes->eye, "haarcascade_eye.xml"}, {&attributes->smile, "haarcascade_smile.xml"}};
@@ -252,16 +235,16 @@ int fwcv_face_attributes(fwcv_attributes *attributes, const uint8_t *pixels, int
                          char *err, size_t errlen) {
     if (err != nullptr && errlen > 0) err[0] = '\0';
     if (out == nullptr) {
-        attr_write_error(err, errlen, "fwcv_face_attributes: no result buffer");
+        write_error(err, errlen, "fwcv_face_attributes: no result buffer");
         return -1;
     }
     std::memset(out, 0, sizeof(*out));
     if (attributes == nullptr || landmarks == nullptr) {
-        attr_write_error(err, errlen, "fwcv_face_attributes: no classifier or no landmarks");
+        write_error(err, errlen, "fwcv_face_attributes: no classifier or no landmarks");
         return -1;
     }
     if (pixels == nullptr || width <= 0 || height <= 0 || (channels != 1 && channels != 3) || stride < width * channels) {
-        attr_write_error(err, errlen, "fwcv_face_attributes: invalid image (size " + std::to_string(width) + "x" +
+        write_error(err, errlen, "fwcv_face_attributes: invalid image (size " + std::to_string(width) + "x" +
                                           std::to_string(height) + ", channels " + std::to_string(channels) +
                                           ", stride " + std::to_string(stride) + ")");
         return -1;
@@ -281,7 +264,7 @@ int fwcv_face_attributes(fwcv_attributes *attributes, const uint8_t *pixels, int
     const bool want_eyes = (which & FWCV_ATTRIBUTE_EYES) != 0 && eye_distance >= kMinEyeDistanceEyes;
     if (!want_smile && !want_eyes) return 0;
 
-    bool ok = attr_guarded(err, errlen, "face attributes failed", [&] {
+    bool ok = guarded(err, errlen, "face attributes failed", [&] {
         cv::Mat image(height, width, CV_8UC(channels), const_cast<uint8_t *>(pixels), static_cast<size_t>(stride));
         cv::Mat crop = aligned_crop(image, m);
         if (want_eyes) {

@@ -1,6 +1,7 @@
 // Face detection behind the plain C interface in COpenCV.h: YuNet (cv::FaceDetectorYN), CenterFace (cv::dnn with
 // our own decoding) and Haar/LBP cascades. No C++ exception leaves this file.
 #include "COpenCV.h"
+#include "shim_guard.hpp"
 
 #include <opencv2/core.hpp>
 #include <opencv2/dnn.hpp>
@@ -21,36 +22,14 @@
 
 namespace {
 
-void write_error(char *err, size_t errlen, const std::string &message) {
-    if (err == nullptr || errlen == 0) return;
-    size_t n = std::min(errlen - 1, message.size());
-    std::memcpy(err, message.data(), n);
-    err[n] = '\0';
-}
-
-void clear_error(char *err, size_t errlen) {
-    if (err != nullptr && errlen > 0) err[0] = '\0';
-}
+using fwcv_shim::clear_error;
+using fwcv_shim::guarded;
+using fwcv_shim::write_error;
 
 bool file_readable(const char *path) {
     if (path == nullptr || path[0] == '\0') return false;
     std::ifstream stream(path, std::ios::binary);
     return stream.good();
-}
-
-/// Runs `body`, turning any exception into an error message. Returns false when something was thrown.
-template <typename Body> bool guarded(char *err, size_t errlen, const char *what, Body &&body) {
-    try {
-        body();
-        return true;
-    } catch (const cv::Exception &e) {
-        write_error(err, errlen, std::string(what) + ": OpenCV error: " + e.what());
-    } catch (const std::exception &e) {
-        write_error(err, errlen, std::string(what) + ": " + e.what());
-    } catch (...) {
-        write_error(err, errlen, std::string(what) + ": unknown C++ exception");
-    }
-    return false;
 }
 
 /// One face in the coordinates of the image a backend was given.

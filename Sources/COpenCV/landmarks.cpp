@@ -7,6 +7,7 @@
 // to cv::warpAffine with WARP_INVERSE_MAP; the networks' outputs (crop coordinates) are mapped back with the same
 // matrix without the offset.
 #include "COpenCV.h"
+#include "shim_guard.hpp"
 
 #include <opencv2/core.hpp>
 #include <opencv2/dnn.hpp>
@@ -23,30 +24,9 @@
 
 namespace {
 
-void lm_write_error(char *err, size_t errlen, const std::string &message) {
-    if (err == nullptr || errlen == 0) return;
-    size_t n = std::min(errlen - 1, message.size());
-    std::memcpy(err, message.data(), n);
-    err[n] = '\0';
-}
-
-void lm_clear_error(char *err, size_t errlen) {
-    if (err != nullptr && errlen > 0) err[0] = '\0';
-}
-
-template <typename Body> bool lm_guarded(char *err, size_t errlen, const std::string &what, Body &&body) {
-    try {
-        body();
-        return true;
-    } catch (const cv::Exception &e) {
-        lm_write_error(err, errlen, what + ": OpenCV error: " + e.what());
-    } catch (const std::exception &e) {
-        lm_write_error(err, errlen, what + ": " + e.what());
-    } catch (...) {
-        lm_write_error(err, errlen, what + ": unknown C++ exception");
-    }
-    return false;
-}
+using fwcv_shim::clear_error;
+using fwcv_shim::guarded;
+using fwcv_shim::write_error;
 
 /// What one kind of network takes and gives.
 struct NetSpec {
@@ -258,7 +238,7 @@ bool check_image(const uint8_t *pixels, int width, int height, int stride, int c
                  const char *what, char *err, size_t errlen) {
     if (pixels == nullptr || width <= 0 || height <= 0 || (channels != 1 && channels != 3) ||
         stride < width * channels) {
-        lm_write_error(err, errlen, std::string(what) + ": invalid image (size " + std::to_string(width) + "x" +
+        write_error(err, errlen, std::string(what) + ": invalid image (size " + std::to_string(width) + "x" +
                                         std::to_string(height) + ", channels " + std::to_string(channels) +
                                         ", stride " + std::to_string(stride) + ")");
         return false;
@@ -267,7 +247,7 @@ bool check_image(const uint8_t *pixels, int width, int height, int stride, int c
         !std::isfinite(roi->angle_degrees) || !std::isfinite(roi->size) || !(roi->size > 0) ||
         roi->size > kMaxRoiSize || std::fabs(roi->center_x) > kMaxRoiSize * 4 ||
         std::fabs(roi->center_y) > kMaxRoiSize * 4) {
-        lm_write_error(err, errlen,
+        write_error(err, errlen,
                        std::string(what) + ": invalid ROI" +
                            (roi == nullptr ? std::string(" (none)")
                                            : " (centre " + std::to_string(roi->center_x) + ", " +
@@ -280,11 +260,11 @@ bool check_image(const uint8_t *pixels, int width, int height, int stride, int c
 
 bool check_net(const fwcv_landmark_net *net, int kind, const char *what, char *err, size_t errlen) {
     if (net == nullptr) {
-        lm_write_error(err, errlen, std::string(what) + ": no network");
+        write_error(err, errlen, std::string(what) + ": no network");
         return false;
     }
     if (net->kind != kind) {
-        lm_write_error(err, errlen, std::string(what) + ": " + net->path + " was loaded as a " + net->spec.what);
+        write_error(err, errlen, std::string(what) + ": " + net->path + " was loaded as a " + net->spec.what);
         return false;
     }
     return true;
@@ -299,19 +279,19 @@ cv::Mat image_header(const uint8_t *pixels, int width, int height, int stride, i
 extern "C" {
 
 fwcv_landmark_net *fwcv_landmark_net_create(const char *onnx_path, int kind, char *err, size_t errlen) {
-    lm_clear_error(err, errlen);
+    clear_error(err, errlen);
     NetSpec spec;
     if (!spec_for(kind, spec)) {
-        lm_write_error(err, errlen, "fwcv_landmark_net_create: unknown network kind " + std::to_string(kind));
+        write_error(err, errlen, "fwcv_landmark_net_create: unknown network kind " + std::to_string(kind));
         return nullptr;
     }
     const std::string path = onnx_path != nullptr ? onnx_path : "";
     if (path.empty() || !std::ifstream(path, std::ios::binary).good()) {
-        lm_write_error(err, errlen, std::string(spec.what) + " not found or unreadable: " + path);
+        write_error(err, errlen, std::string(spec.what) + " not found or unreadable: " + path);
         return nullptr;
     }
     fwcv_landmark_net *result = nullptr;
-    lm_guarded(err, errlen, std::string("cannot load ") + spec.what + " " + path, [&] {
+    guarded(err, errlen, std::string("cannot load ") + spec.what + " " + path, [&] {
         auto net = std::make_unique<fwcv_landmark_net>();
         net->kind = kind;
         net->path = path;
@@ -377,23 +357,23 @@ const char *fwcv_landmark_net_output_name(const fwcv_landmark_net *net, int inde
 
 int fwcv_landmark_net_run_raw(fwcv_landmark_net *net, const float *input, size_t input_count, float *output,
                               size_t output_capacity, size_t *output_count, char *err, size_t errlen) {
-    lm_clear_error(err, errlen);
+    clear_error(err, errlen);
     if (output_count != nullptr) *output_count = 0;
     if (net == nullptr || input == nullptr || output == nullptr) {
-        lm_write_error(err, errlen, "fwcv_landmark_net_run_raw: no network, input or output buffer");
+        write_error(err, errlen, "fwcv_landmark_net_run_raw: no network, input or output buffer");
         return -1;
     }
     const size_t wanted_in = fwcv_landmark_net_input_count(net);
     size_t wanted_out = 0;
     for (size_t size : net->spec.output_sizes) wanted_out += size;
     if (input_count != wanted_in || output_capacity < wanted_out) {
-        lm_write_error(err, errlen, std::string("fwcv_landmark_net_run_raw: ") + net->spec.what + " takes " +
+        write_error(err, errlen, std::string("fwcv_landmark_net_run_raw: ") + net->spec.what + " takes " +
                                         std::to_string(wanted_in) + " floats and gives " + std::to_string(wanted_out) +
                                         " (got " + std::to_string(input_count) + " and room for " +
                                         std::to_string(output_capacity) + ")");
         return -1;
     }
-    bool ok = lm_guarded(err, errlen, std::string(net->spec.what) + " failed", [&] {
+    bool ok = guarded(err, errlen, std::string(net->spec.what) + " failed", [&] {
         std::memcpy(net->blob.ptr<float>(), input, wanted_in * sizeof(float));
         net->forward();
         const std::vector<const float *> &data = net->data;
@@ -410,16 +390,16 @@ int fwcv_landmark_net_run_raw(fwcv_landmark_net *net, const float *input, size_t
 
 int fwcv_face_mesh(fwcv_landmark_net *net, const uint8_t *pixels, int width, int height, int stride, int channels,
                    const fwcv_roi *roi, fwcv_mesh_result *out, char *err, size_t errlen) {
-    lm_clear_error(err, errlen);
+    clear_error(err, errlen);
     if (out == nullptr) {
-        lm_write_error(err, errlen, "fwcv_face_mesh: no result buffer");
+        write_error(err, errlen, "fwcv_face_mesh: no result buffer");
         return -1;
     }
     std::memset(out, 0, sizeof(*out));
     if (!check_net(net, FWCV_NET_MESH, "fwcv_face_mesh", err, errlen) ||
         !check_image(pixels, width, height, stride, channels, roi, "fwcv_face_mesh", err, errlen))
         return -1;
-    bool ok = lm_guarded(err, errlen, "face mesh failed", [&] {
+    bool ok = guarded(err, errlen, "face mesh failed", [&] {
         double m[2][3];
         net->roi_matrix(*roi, false, m);
         net->prepare(image_header(pixels, width, height, stride, channels), m);
@@ -438,16 +418,16 @@ int fwcv_face_mesh(fwcv_landmark_net *net, const uint8_t *pixels, int width, int
 
 int fwcv_iris(fwcv_landmark_net *net, const uint8_t *pixels, int width, int height, int stride, int channels,
               const fwcv_roi *roi, int mirror, fwcv_iris_result *out, char *err, size_t errlen) {
-    lm_clear_error(err, errlen);
+    clear_error(err, errlen);
     if (out == nullptr) {
-        lm_write_error(err, errlen, "fwcv_iris: no result buffer");
+        write_error(err, errlen, "fwcv_iris: no result buffer");
         return -1;
     }
     std::memset(out, 0, sizeof(*out));
     if (!check_net(net, FWCV_NET_IRIS, "fwcv_iris", err, errlen) ||
         !check_image(pixels, width, height, stride, channels, roi, "fwcv_iris", err, errlen))
         return -1;
-    bool ok = lm_guarded(err, errlen, "iris failed", [&] {
+    bool ok = guarded(err, errlen, "iris failed", [&] {
         // Mirrored: the crop matrix itself reflects crop x about the centre line, so sampling with it gives the
         // flipped crop and mapping the points with it un-flips them (x -> N - x) on the way back.
         double m[2][3];
@@ -468,16 +448,16 @@ int fwcv_iris(fwcv_landmark_net *net, const uint8_t *pixels, int width, int heig
 
 int fwcv_emotion(fwcv_landmark_net *net, const uint8_t *pixels, int width, int height, int stride, int channels,
                  const fwcv_roi *roi, float probabilities[FWCV_EMOTION_CLASSES], char *err, size_t errlen) {
-    lm_clear_error(err, errlen);
+    clear_error(err, errlen);
     if (probabilities == nullptr) {
-        lm_write_error(err, errlen, "fwcv_emotion: no result buffer");
+        write_error(err, errlen, "fwcv_emotion: no result buffer");
         return -1;
     }
     std::fill(probabilities, probabilities + FWCV_EMOTION_CLASSES, 0.f);
     if (!check_net(net, FWCV_NET_EMOTION, "fwcv_emotion", err, errlen) ||
         !check_image(pixels, width, height, stride, channels, roi, "fwcv_emotion", err, errlen))
         return -1;
-    bool ok = lm_guarded(err, errlen, "emotion classifier failed", [&] {
+    bool ok = guarded(err, errlen, "emotion classifier failed", [&] {
         double m[2][3];
         net->roi_matrix(*roi, false, m);
         net->prepare(image_header(pixels, width, height, stride, channels), m);

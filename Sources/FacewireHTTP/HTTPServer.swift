@@ -1,5 +1,7 @@
 import FacewireRuntime
 import Hummingbird
+import HummingbirdCore
+import HummingbirdWebSocket
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -54,6 +56,8 @@ public struct HTTPServer: Service, CustomStringConvertible {
 
     /// The router the server answers from, the requests' context being Hummingbird's basic one.
     public typealias Routes = Router<BasicRequestContext>
+    /// The router of the WebSocket upgrades (`HummingbirdWebSocket`), apart from the plain routes.
+    public typealias WebSocketRoutes = Router<BasicWebSocketRequestContext>
 
     private let application: Application<RouterResponder<BasicRequestContext>>
     /// `host:port` as configured (port 0: any free one), for logs.
@@ -62,20 +66,32 @@ public struct HTTPServer: Service, CustomStringConvertible {
     /// A server answering from the routes `mount` adds (a `HEAD` route is made for every `GET`).
     /// - Parameters:
     ///   - onRunning: called with the bound port once the server listens.
+    ///   - webSocket: adds the routes that upgrade to a WebSocket; nil: none (plain HTTP/1). An upgraded connection
+    ///     leaves the HTTP handlers, and with them the idle and response deadlines: its handler bounds it (pings).
     public init(
         configuration: Configuration, logger: Logger, onRunning: @escaping @Sendable (Int) -> Void = { _ in },
-        mount: (Routes) -> Void
+        mount: (Routes) -> Void, webSocket: ((WebSocketRoutes) -> Void)? = nil
     ) {
         address = "\(configuration.host):\(configuration.port)"
         let router = Routes(options: [.autoGenerateHeadEndpoints])
         mount(router)
         let cap = ConnectionCap(limit: configuration.maxConnections, logger: logger)
         let timeout = TimeAmount(configuration.timeout)  // clamped to TimeAmount's range
+        let http1 = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [ResponseDeadlineHandler(deadline: timeout)], idleTimeout: timeout)
+        let server: HTTPServerBuilder
+        if let webSocket {
+            let upgrades = WebSocketRoutes(context: BasicWebSocketRequestContext.self)
+            webSocket(upgrades)
+            server = .http1WebSocketUpgrade(
+                webSocketRouter: upgrades,
+                configuration: .init(http1: http1, ws: .init(maxFrameSize: 1 << 16, autoPing: .enabled(timePeriod: .seconds(10)))))
+        } else {
+            server = .http1(configuration: http1)
+        }
         application = Application(
             router: router,
-            server: .http1(configuration: .init(
-                additionalChannelHandlers: [ResponseDeadlineHandler(deadline: timeout)],
-                idleTimeout: timeout)),
+            server: server,
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), backlog: configuration.backlog,
                 availableConnectionsDelegate: cap),

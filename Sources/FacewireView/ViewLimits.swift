@@ -7,6 +7,8 @@ public struct ViewLimits: Sendable, Equatable {
     public var framesPerStream: Int = 32
     /// Results kept per stream, waiting for their preview frame (newest kept).
     public var resultsPerStream: Int = 64
+    /// Live tracks followed per stream (their best picture kept); more are counted (`view_tracks_refused_cap`).
+    public var liveTracksPerStream: Int = 256
     /// Ended tracks kept per stream with their best face, for the event list and the crop endpoint (newest kept).
     public var endedTracksPerStream: Int = 64
     /// Events kept per stream for the page (newest kept).

@@ -21,7 +21,7 @@ enum Entry {
                 role = String(arguments[index].dropFirst("--role=".count))
                 arguments.remove(at: index)
             }
-        } else if let first = arguments.first, Role(rawValue: first) != nil || ["detect", "eval", "reset", "keygen", "bench"].contains(first) {
+        } else if let first = arguments.first, Role(rawValue: first) != nil || ["detect", "eval", "reset", "keygen", "bench", "snapshot"].contains(first) {
             role = arguments.removeFirst()
         } else if let fromEnvironment = environment["FACEWIRE_ROLE"], !fromEnvironment.isEmpty,
             !arguments.contains("--help"), !arguments.contains("-h")
@@ -40,7 +40,7 @@ enum Entry {
 
 /// The roles `--role` accepts.
 enum Role: String, CaseIterable, ExpressibleByArgument {
-    case capture, worker, collector, tail, local
+    case capture, worker, collector, tail, local, view
 
     static var allNames: String { allCases.map(\.rawValue).joined(separator: "|") }
 }
@@ -50,17 +50,18 @@ struct FacewireCommand: AsyncParsableCommand {
         commandName: "facewire",
         abstract: "A distributed face-analysis cluster for live video.",
         discussion: """
-            Start any node with a role: facewire --role capture|worker|collector|tail|local [options]
+            Start any node with a role: facewire --role capture|worker|collector|tail|local|view [options]
             Each role has its own help: facewire --role worker --help. facewire detect --source FILE analyses a file \
             in one process, without a cluster; \
-            facewire reset --collector ENDPOINT --stream ID restarts tracking on a stream; facewire keygen NAME \
+            facewire reset --collector ENDPOINT --stream ID restarts tracking on a stream; \
+            facewire snapshot --collector ENDPOINT --stream ID -o FILE.jpg saves a frame with its faces drawn in; facewire keygen NAME \
             makes a CURVE key pair. facewire bench collector-load|zmq-rate are test tools for the benchmarks.
             Every option can also be set with an environment variable: --max-delay 500 is FACEWIRE_MAX_DELAY=500,
             --loop is FACEWIRE_LOOP=1; the command line wins.
             """,
         subcommands: [
             CaptureCommand.self, WorkerCommand.self, CollectorCommand.self, TailCommand.self, LocalCommand.self,
-            DetectCommand.self, EvalCommand.self, ResetCommand.self, KeygenCommand.self, BenchCommand.self,
+            ViewCommand.self, SnapshotCommand.self, DetectCommand.self, EvalCommand.self, ResetCommand.self, KeygenCommand.self, BenchCommand.self,
         ]
     )
 }

@@ -21,13 +21,22 @@ func loopbackSocket(port: Int, configure: (Int32) -> Void = { _ in }) throws -> 
 
 /// A plain HTTP GET on loopback: the status code and the body. Gives up after `timeout` seconds without data.
 func httpGet(port: Int, path: String, timeout seconds: Int = 5) throws -> (status: Int, body: String) {
+    let response = try httpGetBytes(port: port, path: path, timeout: seconds)
+    return (response.status, String(decoding: response.body, as: UTF8.self))
+}
+
+/// A plain HTTP GET on loopback with extra request header lines: the status code, the response headers (names in
+/// lower case) and the body's bytes.
+func httpGetBytes(port: Int, path: String, headers: [String] = [], timeout seconds: Int = 5) throws
+    -> (status: Int, headers: [String: String], body: [UInt8])
+{
     let (fd, connected) = try loopbackSocket(port: port) { fd in
         var timeout = timeval(tv_sec: seconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
     defer { close(fd) }
     guard connected == 0 else { throw HarnessError("cannot connect to 127.0.0.1:\(port)") }
-    let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+    let request = Array(("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n" + headers.map { $0 + "\r\n" }.joined() + "\r\n").utf8)
     while request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) < 0, errno == EINTR {}
     var response: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 65536)
@@ -38,11 +47,20 @@ func httpGet(port: Int, path: String, timeout seconds: Int = 5) throws -> (statu
         if count <= 0 { break }
         response += buffer[0..<count]
     }
-    let text = String(decoding: response, as: UTF8.self)
-    guard let statusLine = text.split(separator: "\r\n").first, let status = Int(statusLine.split(separator: " ")[1]),
-        let bodyStart = text.range(of: "\r\n\r\n")
-    else { throw HarnessError("not an HTTP response: \(text.prefix(200))") }
-    return (status, String(text[bodyStart.upperBound...]))
+    let separator: [UInt8] = [13, 10, 13, 10]
+    guard response.count >= 4, let end = (0...(response.count - 4)).first(where: { Array(response[$0..<($0 + 4)]) == separator }) else {
+        throw HarnessError("not an HTTP response: \(String(decoding: response.prefix(200), as: UTF8.self))")
+    }
+    let head = String(decoding: response[..<end], as: UTF8.self).split(separator: "\r\n")
+    guard let statusLine = head.first, statusLine.split(separator: " ").count > 1, let status = Int(statusLine.split(separator: " ")[1]) else {
+        throw HarnessError("not an HTTP status line: \(head.first ?? "")")
+    }
+    var fields: [String: String] = [:]
+    for line in head.dropFirst() {
+        guard let colon = line.firstIndex(of: ":") else { continue }
+        fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+    }
+    return (status, fields, Array(response[(end + 4)...]))
 }
 
 /// Whether `bytes` hold a whole HTTP response with a `Content-Length` header: head and that many body bytes.

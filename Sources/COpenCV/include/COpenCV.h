@@ -243,6 +243,36 @@ int fwcv_iris(fwcv_landmark_net *net, const uint8_t *pixels, int width, int heig
 int fwcv_emotion(fwcv_landmark_net *net, const uint8_t *pixels, int width, int height, int stride, int channels,
                  const fwcv_roi *roi, float probabilities[FWCV_EMOTION_CLASSES], char *err, size_t errlen);
 
+// MARK: - Live-view imaging (face crops, drawn snapshots)
+
+/// Warps an 8-bit image (`channels` 1 = grey or 3 = BGR, rows `stride` bytes apart) into `out` (`out_width` x
+/// `out_height`, same channels, rows `out_stride` bytes apart): output pixel (x, y) shows the image at pixel
+/// (m[0] x + m[1] y + m[2], m[3] x + m[4] y + m[5]) (cv::warpAffine with WARP_INVERSE_MAP; pixel indices, centres at
+/// integers), bilinear, black outside the image. With `supersample` s > 1 (at most 16) the warp runs at s times the
+/// output size and is shrunk with INTER_AREA (for crops that shrink the image by more than about 2). Returns 0, or -1
+/// on error.
+int fwcv_warp_affine(const uint8_t *pixels, int width, int height, int stride, int channels, const double matrix[6],
+                     int supersample, uint8_t *out, int out_width, int out_height, int out_stride, char *err,
+                     size_t errlen);
+
+/// One face to draw into a frame, in its pixel coordinates.
+typedef struct fwcv_face_mark {
+    float x, y, width, height;
+    /// Points (x, y) filled in `points` (0...3: eyes, mouth), drawn as dots.
+    int point_count;
+    float points[6];
+    /// The box's colour, B, G, R; the label's text is black or white, whichever reads on it.
+    uint8_t colour[3];
+} fwcv_face_mark;
+
+/// Draws one face into an 8-bit image in place: its box, its points, and a label of up to two lines (`title`,
+/// `detail`: ASCII, NULL or "" for none) on a filled background above the box (inside its top edge when there is no
+/// room above). Lines and text grow with the image: thickness max(1, side / 480) px and text scale max(0.4,
+/// side / 1800), `side` being the image's longer side. Coordinates outside the image are clipped; a box with a
+/// non-finite or non-positive value is not drawn, nor is a non-finite point. Returns 0, or -1 on error.
+int fwcv_draw_face_mark(uint8_t *pixels, int width, int height, int stride, int channels, const fwcv_face_mark *mark,
+                        const char *title, const char *detail, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,8 +1,10 @@
 import ArgumentParser
 import FacewireCapture
+import FacewireHTTP
 import FacewireProtocol
 import FacewireRuntime
 import FacewireTail
+import FacewireView
 import Foundation
 import Logging
 
@@ -48,6 +50,11 @@ struct LocalCommand: AsyncParsableCommand {
     var previewFps: Double = CaptureConfiguration.defaultPreviewFPS
 
     @OptionGroup(title: "Output") var output: OutputOptions
+
+    @Option(help: "Also serve the live view (see facewire view --help) on this port: faces boxed and labelled in the browser while JSON Lines still go to stdout.")
+    var view: Int?
+
+    @OptionGroup(title: "Live view (with --view)") var http: ViewHTTPOptions
 
     @OptionGroup var detector: DetectorOptions
     @OptionGroup(title: "Face attributes") var attributeModels: AttributeModelOptions
@@ -103,7 +110,18 @@ struct LocalCommand: AsyncParsableCommand {
             "--collector", control, "--fps", fps, "--preview-fps", String(previewFps), "--log-level", childLogLevel,
         ] + analysis.arguments + (loop ? ["--loop"] : []) + (frames.map { ["--frames", String($0)] } ?? [])
 
-        try await NodeRunner.run("local", logger: logger, stop: stop) { stop in
+        let viewNode = view.map { _ in ViewNode(configuration: .init(collector: control), logger: logger) }
+        let viewServer = try view.map { port in
+            try http.server(port: port, node: viewNode!, logger: logger) { url in
+                logger.notice("live view: open \(url) in a browser")
+            }
+        }
+        try await NodeRunner.run("local", logger: logger, server: viewServer, stop: stop) { stop in
+            if let viewNode {
+                let thread = Thread { try? viewNode.run(stop: stop) }
+                thread.name = "view"
+                thread.start()
+            }
             try client.run(stop: stop, onSubscribed: {
                 // The subscription is live: now start the workers and the capture node, so no result is missed.
                 do {

@@ -73,7 +73,7 @@ struct KeygenCommand: ParsableCommand {
             Every node gets its own pair (--curve-secret-key NAME.key). The collector's NAME.pub goes to every node \
             (--curve-server-key); capture nodes' public keys reach workers through the collector. Each binding \
             node lists the keys it accepts with --curve-allow (a .pub file or a directory of them): the collector \
-            accepts capture nodes, workers and tails; a capture node accepts workers.
+            accepts capture nodes, workers, tails and views; a capture node accepts workers and views.
             """
     )
 

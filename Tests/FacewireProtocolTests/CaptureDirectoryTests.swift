@@ -1,4 +1,4 @@
-import FacewireWorker
+import FacewireProtocol
 import Testing
 
 /// ``CaptureDirectory`` driven with an injected clock: bounded, validated, pruned.

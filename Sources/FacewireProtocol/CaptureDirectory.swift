@@ -1,6 +1,6 @@
 import Foundation
 
-/// The capture nodes a worker connects to, shared by its threads: bounded, validated and pruned.
+/// The capture nodes a worker (or a live view) connects to, shared by its threads: bounded, validated and pruned.
 ///
 /// The control thread feeds it every `Welcome` (``learn(_:at:)``); each detection thread keeps one socket per entry
 /// and brings its socket set in line with ``snapshot()`` whenever the generation changes (ZeroMQ sockets belong to
