@@ -66,7 +66,7 @@ def main():
               t.querySelector('canvas').height]}));
             const events = [...document.querySelectorAll('#events li')].map(li => ({kind: li.dataset.kind,
               stream: li.dataset.stream, trackingID: Number(li.dataset.trackingId), text: li.innerText}));
-            return {tiles, events, drawn: v.drawn, frames: v.frames, mismatches: v.mismatches,
+            return {tiles, events, drawn: v.drawn, frames: v.frames, mismatches: v.mismatches, connections: v.connections,
                     connection: document.getElementById('connection').textContent};
         """))
         report["waitedFor"] = waited

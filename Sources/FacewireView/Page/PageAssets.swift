@@ -111,7 +111,7 @@ public enum PageAssets {
         // Facewire live view. Frames arrive joined with their own result: [u32 JSON length][JSON][JPEG].
         // A frame is drawn only when its seq (from the capture node) equals its result's seq (from the collector).
         const tiles = new Map();
-        const view = { frames: 0, mismatches: 0, drawn: [], events: 0 };
+        const view = { frames: 0, mismatches: 0, drawn: [], events: 0, connections: 0 };
         window.facewire = view;
         const palette = ["#4cc9f0", "#f72585", "#b5e48c", "#ffd166", "#c77dff", "#06d6a0", "#ff9f1c", "#a0c4ff", "#ff70a6", "#70d6ff"];
         const colour = (id) => (id ? palette[id % palette.length] : "#cccccc");
@@ -287,7 +287,7 @@ public enum PageAssets {
           const ws = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws`);
           ws.binaryType = "arraybuffer";
           const badge = document.getElementById("connection");
-          ws.onopen = () => { badge.textContent = "live"; badge.classList.remove("down"); };
+          ws.onopen = () => { view.connections++; badge.textContent = "live"; badge.classList.remove("down"); };
           ws.onclose = () => { badge.textContent = "reconnecting…"; badge.classList.add("down"); setTimeout(connect, 1000); };
           ws.onmessage = (m) => {
             if (typeof m.data !== "string") { receiveFrame(m.data); return; }
