@@ -1,0 +1,121 @@
+import FacewireCollectorCore
+import Foundation
+import Testing
+
+/// ``PulseEstimator`` on synthetic skin colour: a pulse along the blood-volume direction a fraction of a percent
+/// deep, camera noise, a slow illumination drift and breathing, frames at 30 fps with a tenth dropped and jitter.
+@Suite("Pulse estimator (synthetic skin colour)")
+struct PulseEstimatorTests {
+    /// A small deterministic generator with Gaussian draws.
+    struct Noise {
+        var state: UInt64
+        mutating func uniform() -> Double {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return Double((z ^ (z >> 31)) >> 11) / Double(1 << 53)
+        }
+        mutating func gaussian() -> Double {
+            let u = max(uniform(), 1e-12)
+            return (-2 * log(u)).squareRoot() * cos(2 * .pi * uniform())
+        }
+    }
+
+    /// Samples of `seconds` at 30 fps: (capture time µs, r, g, b). `bpm` nil: no pulse at all.
+    static func skin(bpm: Double?, seconds: Double = 40, seed: UInt64 = 1, drop: Double = 0.1, amplitude: Double = 0.003,
+                     noise: Double = 0.001) -> [(Int64, Double, Double, Double)] {
+        var random = Noise(state: seed)
+        let base = (r: 160.0, g: 115.0, b: 95.0)
+        let pbv = (r: 0.33, g: 0.77, b: 0.53)  // blood-volume pulse direction in normalised RGB (de Haan & van Leest 2014)
+        var out: [(Int64, Double, Double, Double)] = []
+        var phase = 0.0
+        let frames = Int(seconds * 30)
+        for i in 0..<frames {
+            let t = Double(i) / 30 + (random.uniform() - 0.5) * 0.004
+            // The rate wanders by ±3 % over the clip, as a resting heart does.
+            let rate = (bpm ?? 0) / 60 * (1 + 0.03 * sin(2 * .pi * t / 17))
+            phase += 2 * .pi * rate / 30
+            let pulse = bpm == nil ? 0 : amplitude * sin(phase)
+            let light = 1 + 0.02 * sin(2 * .pi * 0.05 * t) + 0.003 * sin(2 * .pi * 0.25 * t)  // drift and breathing
+            guard random.uniform() >= drop else { continue }
+            func channel(_ value: Double, _ direction: Double) -> Double {
+                value * light * (1 + pulse * direction) * (1 + noise * random.gaussian())
+            }
+            out.append((Int64(t * 1_000_000), channel(base.r, pbv.r), channel(base.g, pbv.g), channel(base.b, pbv.b)))
+        }
+        return out
+    }
+
+    /// (reported estimates, frames after the first full window).
+    static func run(_ samples: [(Int64, Double, Double, Double)], _ configuration: PulseEstimator.Configuration = .init())
+        -> (estimates: [Double], framesAfterWindow: Int)
+    {
+        var estimator = PulseEstimator(configuration: configuration)
+        var estimates: [Double] = []
+        var after = 0
+        let start = samples.first!.0
+        for (t, r, g, b) in samples {
+            let estimate = estimator.add(timeUs: t, r: r, g: g, b: b)
+            if Double(t - start) / 1_000_000 >= configuration.window + 1 {
+                after += 1
+                if let estimate { estimates.append(estimate.bpm) }
+            }
+        }
+        return (estimates, after)
+    }
+
+    @Test("POS finds rates from 50 to 150 bpm within 5 bpm, reported on at least 80 % of the frames after the window",
+          arguments: [50.0, 65, 80, 100, 120, 150])
+    func posFindsTheRate(bpm: Double) {
+        let (estimates, after) = Self.run(Self.skin(bpm: bpm, seed: UInt64(bpm)))
+        let close = estimates.filter { abs($0 - bpm) <= 5 }.count
+        #expect(Double(estimates.count) >= 0.8 * Double(after), "reported on \(estimates.count) of \(after) frames")
+        #expect(Double(close) >= 0.9 * Double(estimates.count), "\(close) of \(estimates.count) within 5 bpm of \(bpm): \(estimates.prefix(10))")
+    }
+
+    @Test("CHROM finds the rate too", arguments: [60.0, 110])
+    func chromFindsTheRate(bpm: Double) {
+        var configuration = PulseEstimator.Configuration()
+        configuration.method = .chrom
+        let (estimates, after) = Self.run(Self.skin(bpm: bpm, seed: 7), configuration)
+        #expect(Double(estimates.count) >= 0.8 * Double(after))
+        #expect(Double(estimates.filter { abs($0 - bpm) <= 5 }.count) >= 0.9 * Double(estimates.count), "\(estimates.prefix(10))")
+    }
+
+    @Test("without a pulse it does not invent one: confident on at most 10 % of the frames", arguments: [UInt64(1), 2, 3, 4, 5])
+    func noPulseNoRate(seed: UInt64) {
+        let (estimates, after) = Self.run(Self.skin(bpm: nil, seed: seed))
+        #expect(Double(estimates.count) <= 0.1 * Double(after), "reported \(estimates.count) of \(after): \(estimates.prefix(10))")
+    }
+
+    @Test func aGapStartsTheSeriesAgain() {
+        var samples = Self.skin(bpm: 75, seconds: 30, drop: 0)
+        // Two seconds missing at 15 s: no estimate until a full window after it.
+        samples.removeAll { $0.0 >= 15_000_000 && $0.0 < 17_000_000 }
+        var estimator = PulseEstimator()
+        var reportedAt: [Double] = []
+        for (t, r, g, b) in samples where estimator.add(timeUs: t, r: r, g: g, b: b) != nil { reportedAt.append(Double(t) / 1e6) }
+        #expect(reportedAt.contains { $0 < 15 }, "reported before the gap")
+        #expect(!reportedAt.contains { $0 >= 17 && $0 < 26.5 }, "nothing within a window after the gap: \(reportedAt.filter { $0 >= 17 }.prefix(3))")
+        #expect(reportedAt.contains { $0 >= 27.5 }, "reported again once the window refilled")
+    }
+
+    @Test func hostileSamplesNeverTrapAndAreIgnored() {
+        var estimator = PulseEstimator()
+        let values: [Double] = [.nan, .infinity, -.infinity, -1, 0, 1e308, .leastNonzeroMagnitude]
+        let times: [Int64] = [.min, -1, 0, 1, .max, .max - 1]
+        for t in times {
+            for v in values { _ = estimator.add(timeUs: t, r: v, g: 100, b: v) }
+        }
+        // Time going backwards is ignored; the estimator still works afterwards.
+        let samples = Self.skin(bpm: 90, seconds: 20, drop: 0)
+        var fresh = PulseEstimator()
+        var last: PulseEstimator.Estimate?
+        for (t, r, g, b) in samples {
+            last = fresh.add(timeUs: t, r: r, g: g, b: b) ?? last
+            _ = fresh.add(timeUs: t - 500_000, r: 1, g: 1, b: 1)  // late, ignored
+        }
+        #expect(last.map { abs($0.bpm - 90) <= 5 } == true, "\(String(describing: last))")
+    }
+}
