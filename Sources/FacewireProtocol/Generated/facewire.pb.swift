@@ -675,11 +675,114 @@ public nonisolated struct Facewire_V1_Face: @unchecked Sendable {
     set {_uniqueStorage()._landmarks = newValue}
   }
 
+  /// Pulse (classifier bit 4, SPEC.md 11.5): the skin colour the worker measured, at most one per region kind.
+  public var skin: [Facewire_V1_SkinSample] {
+    get {_storage._skin}
+    set {_uniqueStorage()._skin = newValue}
+  }
+
+  /// Set by the collector from the track's skin samples over time; absent = not yet, or not trustworthy.
+  public var heartRate: Facewire_V1_HeartRate {
+    get {_storage._heartRate ?? Facewire_V1_HeartRate()}
+    set {_uniqueStorage()._heartRate = newValue}
+  }
+  /// Returns true if `heartRate` has been explicitly set.
+  public var hasHeartRate: Bool {_storage._heartRate != nil}
+  /// Clears the value of `heartRate`. Subsequent reads from it will return its default value.
+  public mutating func clearHeartRate() {_uniqueStorage()._heartRate = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+/// The mean colour of one skin region of a face, in the frame as the worker decoded it.
+public nonisolated struct Facewire_V1_SkinSample: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var region: Facewire_V1_SkinSample.Region = .unspecified
+
+  /// mean 0..255 over the region's skin pixels
+  public var r: Float = 0
+
+  public var g: Float = 0
+
+  public var b: Float = 0
+
+  /// skin pixels averaged (at the decoded resolution), >= 1
+  public var pixels: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public nonisolated enum Region: SwiftProtobuf.Enum, Swift.CaseIterable {
+    public typealias RawValue = Int
+    case unspecified // = 0
+    case forehead // = 1
+
+    /// the cheek on the image's left
+    case leftCheek // = 2
+    case rightCheek // = 3
+    case UNRECOGNIZED(Int)
+
+    public init() {
+      self = .unspecified
+    }
+
+    public init?(rawValue: Int) {
+      switch rawValue {
+      case 0: self = .unspecified
+      case 1: self = .forehead
+      case 2: self = .leftCheek
+      case 3: self = .rightCheek
+      default: self = .UNRECOGNIZED(rawValue)
+      }
+    }
+
+    public var rawValue: Int {
+      switch self {
+      case .unspecified: return 0
+      case .forehead: return 1
+      case .leftCheek: return 2
+      case .rightCheek: return 3
+      case .UNRECOGNIZED(let i): return i
+      }
+    }
+
+    // The compiler won't synthesize support with the UNRECOGNIZED case.
+    public static let allCases: [Facewire_V1_SkinSample.Region] = [
+      .unspecified,
+      .forehead,
+      .leftCheek,
+      .rightCheek,
+    ]
+
+  }
+
+  public init() {}
+}
+
+/// A heart-rate estimate of a track (remote photoplethysmography). Not a medical measurement.
+public nonisolated struct Facewire_V1_HeartRate: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// beats per minute, 40..180
+  public var bpm: Float = 0
+
+  /// dB: the pulse's spectral peak against the rest of the band
+  public var snr: Float = 0
+
+  /// seconds of samples the estimate used
+  public var windowSeconds: Float = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
 }
 
 public nonisolated struct Facewire_V1_Timings: Sendable {
@@ -1532,7 +1635,7 @@ nonisolated extension Facewire_V1_Rect: SwiftProtobuf.Message, SwiftProtobuf._Me
 
 nonisolated extension Facewire_V1_Face: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Face"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}bounds\0\u{3}left_eye\0\u{3}right_eye\0\u{1}mouth\0\u{3}face_angle\0\u{1}confidence\0\u{3}tracking_id\0\u{3}tracking_frame_count\0\u{1}nose\0\u{1}yaw\0\u{3}has_smile\0\u{3}smile_score\0\u{3}left_eye_closed\0\u{3}right_eye_closed\0\u{3}left_eye_closed_score\0\u{3}right_eye_closed_score\0\u{1}pitch\0\u{1}roll\0\u{3}left_eye_openness\0\u{3}right_eye_openness\0\u{1}quality\0\u{3}attribute_source\0\u{3}landmark_scheme\0\u{1}landmarks\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}bounds\0\u{3}left_eye\0\u{3}right_eye\0\u{1}mouth\0\u{3}face_angle\0\u{1}confidence\0\u{3}tracking_id\0\u{3}tracking_frame_count\0\u{1}nose\0\u{1}yaw\0\u{3}has_smile\0\u{3}smile_score\0\u{3}left_eye_closed\0\u{3}right_eye_closed\0\u{3}left_eye_closed_score\0\u{3}right_eye_closed_score\0\u{1}pitch\0\u{1}roll\0\u{3}left_eye_openness\0\u{3}right_eye_openness\0\u{1}quality\0\u{3}attribute_source\0\u{3}landmark_scheme\0\u{1}landmarks\0\u{1}skin\0\u{3}heart_rate\0")
 
   fileprivate class _StorageClass {
     var _bounds: Facewire_V1_Rect? = nil
@@ -1559,6 +1662,8 @@ nonisolated extension Facewire_V1_Face: SwiftProtobuf.Message, SwiftProtobuf._Me
     var _attributeSource: Facewire_V1_AttributeSource = .none
     var _landmarkScheme: Facewire_V1_LandmarkScheme = .none
     var _landmarks: [Float] = []
+    var _skin: [Facewire_V1_SkinSample] = []
+    var _heartRate: Facewire_V1_HeartRate? = nil
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -1593,6 +1698,8 @@ nonisolated extension Facewire_V1_Face: SwiftProtobuf.Message, SwiftProtobuf._Me
       _attributeSource = source._attributeSource
       _landmarkScheme = source._landmarkScheme
       _landmarks = source._landmarks
+      _skin = source._skin
+      _heartRate = source._heartRate
     }
   }
 
@@ -1635,6 +1742,8 @@ nonisolated extension Facewire_V1_Face: SwiftProtobuf.Message, SwiftProtobuf._Me
         case 22: try { try decoder.decodeSingularEnumField(value: &_storage._attributeSource) }()
         case 23: try { try decoder.decodeSingularEnumField(value: &_storage._landmarkScheme) }()
         case 24: try { try decoder.decodeRepeatedFloatField(value: &_storage._landmarks) }()
+        case 25: try { try decoder.decodeRepeatedMessageField(value: &_storage._skin) }()
+        case 26: try { try decoder.decodeSingularMessageField(value: &_storage._heartRate) }()
         default: break
         }
       }
@@ -1719,6 +1828,12 @@ nonisolated extension Facewire_V1_Face: SwiftProtobuf.Message, SwiftProtobuf._Me
       if !_storage._landmarks.isEmpty {
         try visitor.visitPackedFloatField(value: _storage._landmarks, fieldNumber: 24)
       }
+      if !_storage._skin.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._skin, fieldNumber: 25)
+      }
+      try { if let v = _storage._heartRate {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 26)
+      } }()
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -1752,10 +1867,106 @@ nonisolated extension Facewire_V1_Face: SwiftProtobuf.Message, SwiftProtobuf._Me
         if _storage._attributeSource != rhs_storage._attributeSource {return false}
         if _storage._landmarkScheme != rhs_storage._landmarkScheme {return false}
         if _storage._landmarks != rhs_storage._landmarks {return false}
+        if _storage._skin != rhs_storage._skin {return false}
+        if _storage._heartRate != rhs_storage._heartRate {return false}
         return true
       }
       if !storagesAreEqual {return false}
     }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Facewire_V1_SkinSample: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SkinSample"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}region\0\u{1}r\0\u{1}g\0\u{1}b\0\u{1}pixels\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.region) }()
+      case 2: try { try decoder.decodeSingularFloatField(value: &self.r) }()
+      case 3: try { try decoder.decodeSingularFloatField(value: &self.g) }()
+      case 4: try { try decoder.decodeSingularFloatField(value: &self.b) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.pixels) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.region != .unspecified {
+      try visitor.visitSingularEnumField(value: self.region, fieldNumber: 1)
+    }
+    if self.r.bitPattern != 0 {
+      try visitor.visitSingularFloatField(value: self.r, fieldNumber: 2)
+    }
+    if self.g.bitPattern != 0 {
+      try visitor.visitSingularFloatField(value: self.g, fieldNumber: 3)
+    }
+    if self.b.bitPattern != 0 {
+      try visitor.visitSingularFloatField(value: self.b, fieldNumber: 4)
+    }
+    if self.pixels != 0 {
+      try visitor.visitSingularUInt32Field(value: self.pixels, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Facewire_V1_SkinSample, rhs: Facewire_V1_SkinSample) -> Bool {
+    if lhs.region != rhs.region {return false}
+    if lhs.r != rhs.r {return false}
+    if lhs.g != rhs.g {return false}
+    if lhs.b != rhs.b {return false}
+    if lhs.pixels != rhs.pixels {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Facewire_V1_SkinSample.Region: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0REGION_UNSPECIFIED\0\u{1}REGION_FOREHEAD\0\u{1}REGION_LEFT_CHEEK\0\u{1}REGION_RIGHT_CHEEK\0")
+}
+
+nonisolated extension Facewire_V1_HeartRate: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".HeartRate"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}bpm\0\u{1}snr\0\u{3}window_seconds\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularFloatField(value: &self.bpm) }()
+      case 2: try { try decoder.decodeSingularFloatField(value: &self.snr) }()
+      case 3: try { try decoder.decodeSingularFloatField(value: &self.windowSeconds) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.bpm.bitPattern != 0 {
+      try visitor.visitSingularFloatField(value: self.bpm, fieldNumber: 1)
+    }
+    if self.snr.bitPattern != 0 {
+      try visitor.visitSingularFloatField(value: self.snr, fieldNumber: 2)
+    }
+    if self.windowSeconds.bitPattern != 0 {
+      try visitor.visitSingularFloatField(value: self.windowSeconds, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Facewire_V1_HeartRate, rhs: Facewire_V1_HeartRate) -> Bool {
+    if lhs.bpm != rhs.bpm {return false}
+    if lhs.snr != rhs.snr {return false}
+    if lhs.windowSeconds != rhs.windowSeconds {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
