@@ -1,0 +1,96 @@
+import FacewireImage
+import Foundation
+
+/// The mean colour of a face's skin regions, for the pulse estimate (remote photoplethysmography, issue 16).
+///
+/// Regions are placed from the eyes (in the coordinates of the image given, which is the frame as the worker
+/// decoded it, upright): with `d` the distance between the eyes, `u` the unit vector from the image-left eye to the
+/// image-right one and `v` perpendicular to it, towards the mouth,
+/// - forehead: centred `0.55 d` above the eyes' midpoint along `−v`, `0.9 d` wide along `u`, `0.35 d` tall;
+/// - each cheek: centred `0.6 d` below its eye along `v`, `0.4 d` wide, `0.35 d` tall.
+/// These keep clear of the eyes, brows, nose and mouth on a frontal face. Within a region only skin-coloured pixels
+/// count (YCrCb: 135 ≤ Cr ≤ 180, 85 ≤ Cb ≤ 135, 40 ≤ Y ≤ 240), so hair, glasses and background are left out. A
+/// region with fewer than ``minPixels`` skin pixels, or partly outside the image, is not reported.
+public enum SkinSampler {
+    public enum Region: String, Sendable, CaseIterable {
+        case forehead, leftCheek, rightCheek
+    }
+
+    public struct Sample: Sendable, Equatable {
+        public var region: Region
+        /// Mean 0...255 over the region's skin pixels.
+        public var r: Float
+        public var g: Float
+        public var b: Float
+        public var pixels: Int
+    }
+
+    /// Regions with fewer skin pixels are not reported.
+    public static let minPixels = 16
+    /// Eye distances below this (px) give regions too small to mean anything.
+    public static let minEyeDistance: Float = 8
+
+    /// The regions of the face whose eyes are `leftEye` (image-left) and `rightEye`, measured in `image` (BGR).
+    public static func sample(_ image: PixelImage, leftEye: FacePoint, rightEye: FacePoint) -> [Sample] {
+        guard image.format == .bgr, [leftEye.x, leftEye.y, rightEye.x, rightEye.y].allSatisfy(\.isFinite) else { return [] }
+        let dx = rightEye.x - leftEye.x
+        let dy = rightEye.y - leftEye.y
+        let d = (dx * dx + dy * dy).squareRoot()
+        guard d >= minEyeDistance, d <= Float(max(image.width, image.height)) else { return [] }
+        let u = (x: dx / d, y: dy / d)
+        let v = (x: -u.y, y: u.x)  // image y grows downwards: v points from the eyes towards the mouth
+        let mid = (x: (leftEye.x + rightEye.x) / 2, y: (leftEye.y + rightEye.y) / 2)
+        let regions: [(Region, (x: Float, y: Float), Float, Float)] = [
+            (.forehead, (mid.x - 0.55 * d * v.x, mid.y - 0.55 * d * v.y), 0.9 * d, 0.35 * d),
+            (.leftCheek, (leftEye.x + 0.6 * d * v.x, leftEye.y + 0.6 * d * v.y), 0.4 * d, 0.35 * d),
+            (.rightCheek, (rightEye.x + 0.6 * d * v.x, rightEye.y + 0.6 * d * v.y), 0.4 * d, 0.35 * d),
+        ]
+        return regions.compactMap { region, centre, width, height in
+            mean(image, region: region, centre: centre, u: u, v: v, width: width, height: height)
+        }
+    }
+
+    private static func mean(
+        _ image: PixelImage, region: Region, centre: (x: Float, y: Float), u: (x: Float, y: Float), v: (x: Float, y: Float),
+        width: Float, height: Float
+    ) -> Sample? {
+        // The rotated rectangle's bounding box, which must lie inside the image.
+        let hw = width / 2
+        let hh = height / 2
+        let extentX = abs(u.x) * hw + abs(v.x) * hh
+        let extentY = abs(u.y) * hw + abs(v.y) * hh
+        let x0 = centre.x - extentX, x1 = centre.x + extentX
+        let y0 = centre.y - extentY, y1 = centre.y + extentY
+        guard x0 >= 0, y0 >= 0, x1 < Float(image.width), y1 < Float(image.height) else { return nil }
+        var sum = (b: 0, g: 0, r: 0)
+        var count = 0
+        image.bytes.withUnsafeBufferPointer { bytes in
+            for y in Int(y0)...Int(y1) {
+                let row = y * image.stride
+                for x in Int(x0)...Int(x1) {
+                    let px = Float(x) + 0.5 - centre.x
+                    let py = Float(y) + 0.5 - centre.y
+                    guard abs(px * u.x + py * u.y) <= hw, abs(px * v.x + py * v.y) <= hh else { continue }
+                    let i = row + 3 * x
+                    let (b, g, r) = (Int(bytes[i]), Int(bytes[i + 1]), Int(bytes[i + 2]))
+                    guard isSkin(r: r, g: g, b: b) else { continue }
+                    sum.b += b
+                    sum.g += g
+                    sum.r += r
+                    count += 1
+                }
+            }
+        }
+        guard count >= minPixels else { return nil }
+        let n = Float(count)
+        return Sample(region: region, r: Float(sum.r) / n, g: Float(sum.g) / n, b: Float(sum.b) / n, pixels: count)
+    }
+
+    /// The YCrCb skin range (ITU-R BT.601, as OpenCV's `COLOR_BGR2YCrCb`).
+    static func isSkin(r: Int, g: Int, b: Int) -> Bool {
+        let y = 0.299 * Float(r) + 0.587 * Float(g) + 0.114 * Float(b)
+        let cr = (Float(r) - y) * 0.713 + 128
+        let cb = (Float(b) - y) * 0.564 + 128
+        return (40...240).contains(y) && (135...180).contains(cr) && (85...135).contains(cb)
+    }
+}
