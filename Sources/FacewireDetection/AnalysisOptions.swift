@@ -38,8 +38,10 @@ public struct AnalysisOptions: Sendable, Equatable {
         public static let pose = Classifiers(rawValue: 1 << 2)
         /// `quality`: how usable the face is (size, sharpness, pose).
         public static let quality = Classifiers(rawValue: 1 << 3)
+        /// `skin`: the mean colour of the forehead and cheeks, for the collector's heart-rate estimate.
+        public static let pulse = Classifiers(rawValue: 1 << 4)
         /// Every classifier.
-        public static let all: Classifiers = [.smile, .eyes, .pose, .quality]
+        public static let all: Classifiers = [.smile, .eyes, .pose, .quality, .pulse]
         /// The classifiers that need the face mesh when the face is large enough for it.
         public static let meshBased: Classifiers = [.smile, .eyes, .pose, .quality]
 
@@ -55,11 +57,12 @@ public struct AnalysisOptions: Sendable, Equatable {
                 case "eyes", "eye", "blink", "eyes-closed": result.insert(.eyes)
                 case "pose", "head-pose": result.insert(.pose)
                 case "quality": result.insert(.quality)
+                case "pulse", "heart-rate": result.insert(.pulse)
                 case "all": result.formUnion(.all)
                 case "none": break
                 default:
                     throw DetectionError(
-                        .invalidConfiguration, "unknown classifier '\(word)': use smile, eyes, pose, quality, all or none")
+                        .invalidConfiguration, "unknown classifier '\(word)': use smile, eyes, pose, quality, pulse, all or none")
                 }
             }
             return result
@@ -72,6 +75,7 @@ public struct AnalysisOptions: Sendable, Equatable {
             if contains(.eyes) { words.append("eyes") }
             if contains(.pose) { words.append("pose") }
             if contains(.quality) { words.append("quality") }
+            if contains(.pulse) { words.append("pulse") }
             return words.isEmpty ? "none" : words.joined(separator: ",")
         }
     }

@@ -47,6 +47,9 @@ public struct DetectedFace: Sendable, Equatable {
     public var attributeSource: AttributeSource?
     /// The landmark list asked for (``AnalysisOptions/landmarks``), or `nil`.
     public var landmarks: FaceLandmarks?
+    /// The mean colour of the face's skin regions (the pulse classifier), measured in the decoded image; empty when
+    /// it did not run or found no region.
+    public var skin: [SkinSampler.Sample] = []
     /// The smile and eyes-closed classifiers' results; `nil` fields mean the classifier did not run.
     public var expression: FaceExpression
 

@@ -144,6 +144,12 @@ public final class FrameAnalyzer {
             try attributes.measure(image, faces: &faces, options: options)
         }
         Self.addFivePointLandmarks(&faces, options: options)
+        if options.classifiers.contains(.pulse) {
+            for index in faces.indices {
+                guard let left = faces[index].leftEye, let right = faces[index].rightEye else { continue }
+                faces[index].skin = SkinSampler.sample(image, leftEye: left, rightEye: right)
+            }
+        }
         let classifyEnd = clock.now
         if sx != 1 || sy != 1 {
             faces = faces.map { $0.scaled(x: sx, y: sy) }
@@ -151,7 +157,7 @@ public final class FrameAnalyzer {
         return FrameAnalysis(
             width: fullWidth, height: fullHeight, faces: faces, decodeMilliseconds: decodeMilliseconds,
             detectMilliseconds: Self.milliseconds(detectEnd - detectStart),
-            classifyMilliseconds: measure ? Self.milliseconds(classifyEnd - detectEnd) : 0)
+            classifyMilliseconds: measure || options.classifiers.contains(.pulse) ? Self.milliseconds(classifyEnd - detectEnd) : 0)
     }
 
     /// When the 5-landmark classifiers run, frames are decoded at least this wide (or at full width when narrower);

@@ -363,6 +363,19 @@ extension WireFace {
         if let pitch = face.pitch { self.pitch = pitch }
         if let roll = face.roll { self.roll = roll }
         if let quality = face.quality { self.quality = quality }
+        skin = face.skin.map { sample in
+            var wire = Facewire_V1_SkinSample()
+            switch sample.region {
+            case .forehead: wire.region = .forehead
+            case .leftCheek: wire.region = .leftCheek
+            case .rightCheek: wire.region = .rightCheek
+            }
+            wire.r = sample.r
+            wire.g = sample.g
+            wire.b = sample.b
+            wire.pixels = UInt32(clamping: sample.pixels)
+            return wire
+        }
         switch face.attributeSource {
         case .mesh: attributeSource = .mesh
         case .landmarks: attributeSource = .landmarks

@@ -6,14 +6,15 @@ struct AnalysisOptionsTests {
     @Test("classifier lists parse, print and reject unknown names")
     func classifiers() throws {
         #expect(try AnalysisOptions.Classifiers.parse("smile,eyes") == [.smile, .eyes])
-        #expect(try AnalysisOptions.Classifiers.parse("smile,eyes,pose,quality") == .all)
+        #expect(try AnalysisOptions.Classifiers.parse("smile,eyes,pose,quality,pulse") == .all)
+        #expect(try AnalysisOptions.Classifiers.parse("heart-rate") == [.pulse])
         #expect(try AnalysisOptions.Classifiers.parse("pose") == [.pose])
         #expect(try AnalysisOptions.Classifiers.parse(" Eyes ") == [.eyes])
         #expect(try AnalysisOptions.Classifiers.parse("none").isEmpty)
         #expect(try AnalysisOptions.Classifiers.parse("").isEmpty)
         #expect(try AnalysisOptions.Classifiers.parse("all") == .all)
         #expect(throws: DetectionError.self) { try AnalysisOptions.Classifiers.parse("smile,frown") }
-        #expect(AnalysisOptions.Classifiers.all.description == "smile,eyes,pose,quality")
+        #expect(AnalysisOptions.Classifiers.all.description == "smile,eyes,pose,quality,pulse")
         #expect(AnalysisOptions.Classifiers([]).description == "none")
         #expect(try AnalysisOptions.Classifiers.parse(AnalysisOptions.Classifiers.eyes.description) == .eyes)
     }
