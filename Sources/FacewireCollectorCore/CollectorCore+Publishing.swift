@@ -47,6 +47,9 @@ extension CollectorCore {
                     result.faces[index].trackingID = assignment.trackingID
                     result.faces[index].trackingFrameCount = assignment.frameCount
                 }
+                if result.status == .processed {
+                    estimatePulse(&result, key: key, state: &state, out: &out)
+                }
                 var latency: Double?
                 if result.captureTimeUs != 0 {
                     // Saturating: capture times were checked at intake, but arithmetic on wire values never traps.
@@ -76,6 +79,7 @@ extension CollectorCore {
                 state.statistics.record(processed: result.status == .processed, reason: result.reason, latencyMilliseconds: latency)
                 countFrame(status, result.reason, 1)
                 message(.frame(result))
+                for track in update.left { state.pulse[track.trackingID] = nil }
                 update.left.forEach { event(.left, $0) }
                 update.appeared.forEach { event(.appeared, $0) }
             case .dropped(let seqs, let reason):
@@ -102,6 +106,7 @@ extension CollectorCore {
                 }
             case .end(let streamCounters):
                 state.tracker.finish().forEach { event(.left, $0) }
+                state.pulse = [:]
                 var summary = StreamSummary()
                 summary.frames = streamCounters.emitted
                 // The buffer counts every result it emitted as processed; split off the workers' own verdicts.
@@ -120,6 +125,41 @@ extension CollectorCore {
             }
         }
         streams[key] = finished ? nil : state
+    }
+
+    /// Feeds each tracked face's skin samples to its track's heart-rate estimator and sets its `heart_rate` when the
+    /// estimator reports one. At most ``CollectorLimits/maxPulseTracks`` estimators exist over all streams.
+    mutating func estimatePulse(_ result: inout FrameResult, key: Key, state: inout StreamState, out: inout CollectorOutput) {
+        guard result.captureTimeUs != 0 else { return }
+        for index in result.faces.indices {
+            let face = result.faces[index]
+            guard face.trackingID != 0, !face.skin.isEmpty else { continue }
+            // One colour per face: the regions' means weighted by their pixels.
+            var sum = (r: 0.0, g: 0.0, b: 0.0, n: 0.0)
+            for sample in face.skin {
+                let n = Double(sample.pixels)
+                sum = (sum.r + Double(sample.r) * n, sum.g + Double(sample.g) * n, sum.b + Double(sample.b) * n, sum.n + n)
+            }
+            guard sum.n > 0 else { continue }
+            if state.pulse[face.trackingID] == nil {
+                // `state` is this stream's (its stored copy is stale while publishing).
+                let live = streams.reduce(state.pulse.count) { $0 + ($1.key == key ? 0 : $1.value.pulse.count) }
+                guard live < limits.maxPulseTracks else {
+                    out.count("pulse_refused_cap")
+                    continue
+                }
+                state.pulse[face.trackingID] = PulseEstimator()
+            }
+            if let estimate = state.pulse[face.trackingID]!.add(
+                timeUs: result.captureTimeUs, r: sum.r / sum.n, g: sum.g / sum.n, b: sum.b / sum.n)
+            {
+                var rate = Facewire_V1_HeartRate()
+                rate.bpm = Float(estimate.bpm)
+                rate.snr = Float(estimate.snr)
+                rate.windowSeconds = Float(estimate.window)
+                result.faces[index].heartRate = rate
+            }
+        }
     }
 }
 

@@ -29,6 +29,8 @@ public struct CollectorCore {
         /// Frames emitted with a worker's own status (the buffer counts them all as processed).
         var workerDropped: UInt64 = 0
         var errors: UInt64 = 0
+        /// The heart-rate estimators of the stream's live tracks that sent skin samples.
+        var pulse: [UInt64: PulseEstimator] = [:]
         /// The last input of any kind (`--stream-idle-timeout`).
         var lastInput: UInt64
     }

@@ -32,6 +32,9 @@ public struct CollectorLimits: Sendable, Equatable {
     public var statisticsInterval: UInt64
     /// The least time between two log lines about the same kind of rejection or cap.
     public var noticeInterval: UInt64
+    /// Tracks whose heart rate is estimated at once, over all streams (each holds up to a window of skin samples);
+    /// more are counted (`pulse_refused_cap`) and get none.
+    public var maxPulseTracks: Int = 1024
 
     public init(
         maxDelay: UInt64 = 1_000_000_000, maxPending: Int = 256, maxPendingBytes: Int = 256 << 20, maxStreams: Int = 1024, maxCaptures: Int = 1024,

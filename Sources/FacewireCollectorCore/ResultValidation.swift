@@ -99,6 +99,14 @@ public enum ResultValidation {
         if face.hasLeftEyeOpenness && !score(face.leftEyeOpenness) { return false }
         if face.hasRightEyeOpenness && !score(face.rightEyeOpenness) { return false }
         if face.hasQuality && !score(face.quality) { return false }
+        // Skin samples (the pulse classifier): at most one per region, colours 0...255, at least one pixel. A
+        // worker never sets the heart rate: the collector does.
+        guard face.skin.count <= 3, !face.hasHeartRate else { return false }
+        for sample in face.skin {
+            guard [sample.r, sample.g, sample.b].allSatisfy({ $0.isFinite && $0 >= 0 && $0 <= 255 }), sample.pixels >= 1 else {
+                return false
+            }
+        }
         return true
     }
 }
