@@ -225,6 +225,12 @@ public enum JSONLines {
         }
         if face.hasLeftEyeOpenness { field(",\"leftEyeOpenness\":", face.leftEyeOpenness, 3, into: &out) }
         if face.hasRightEyeOpenness { field(",\"rightEyeOpenness\":", face.rightEyeOpenness, 3, into: &out) }
+        if face.hasHeartRate {
+            field(",\"heartRate\":{\"bpm\":", face.heartRate.bpm, 1, into: &out)
+            field(",\"snr\":", face.heartRate.snr, 1, into: &out)
+            field(",\"window\":", face.heartRate.windowSeconds, 1, into: &out)
+            out.append("}")
+        }
         if !face.landmarks.isEmpty {
             out.append(face.landmarkScheme == .mesh ? ",\"landmarkScheme\":\"mesh\"" : ",\"landmarkScheme\":\"five\"")
             out.append(",\"landmarks\":[")
