@@ -129,20 +129,24 @@ public struct ViewCore: Sendable {
 
     // MARK: Decisions
 
-    /// The view of (stream, epoch), new or replaced for a newer epoch, marked active at `nowMs`; nil (counted) for an
-    /// invalid id, an older epoch, or a new stream when ``ViewLimits/maxStreams`` are shown and none of them has ended
-    /// or been silent for ``idleMs`` (the least recently active such one makes room).
+    /// The view of (stream, epoch), new or replaced for a newer epoch, marked active at `nowMs` and out of `streams`
+    /// until the caller puts it back; nil (counted) for an invalid id, an older epoch, or a new stream when
+    /// ``ViewLimits/maxStreams`` are shown and none of them has ended or been silent for ``idleMs`` (the least recently
+    /// active such one makes room).
     private mutating func stream(_ id: String, epoch: UInt64, nowMs: Int64, _ out: inout ViewOutput) -> StreamView? {
         guard Wire.isValidStreamID(id) else {
             out.counters.append("view_invalid_stream")
             return nil
         }
-        if var view = streams[id] {
-            if epoch == view.epoch {
+        if let current = streams[id]?.epoch {
+            if epoch == current {
+                // Taken out while the caller changes it (it puts it back): a copy left in `streams` would make every
+                // change copy the stream's rings and tracks.
+                var view = streams.removeValue(forKey: id)!
                 view.lastActiveMs = max(view.lastActiveMs, nowMs)
                 return view
             }
-            guard epoch > view.epoch else {
+            guard epoch > current else {
                 out.counters.append("view_stale_epoch")
                 return nil
             }
