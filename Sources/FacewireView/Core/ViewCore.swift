@@ -70,6 +70,13 @@ public struct ViewCore: Sendable {
                 view.pending.removeFirst(view.pending.count - limits.framesPerStream)
                 out.counters.append("view_previews_unjoined")
             }
+            // Every stream's waiting frames together stay within the byte budget: this stream's oldest go first, the
+            // new one last (the view of this stream is out of `streams` while it changes).
+            let others = streams.values.reduce(0) { $0 + $1.pendingBytes }
+            while !view.pending.isEmpty, others + view.pendingBytes > limits.maxPendingPreviewBytes {
+                view.pending.removeFirst()
+                out.counters.append("view_previews_over_budget")
+            }
         }
         return out
     }
@@ -150,6 +157,7 @@ public struct ViewCore: Sendable {
                 out.counters.append("view_stale_epoch")
                 return nil
             }
+            streams[id] = nil  // the older epoch's view goes now: its frames no longer count against the budget
         } else if streams.count >= limits.maxStreams {
             let idle = streams.values.filter { $0.ended || nowMs.subtractingReportingOverflow($0.lastActiveMs).partialValue >= Self.idleMs }
             guard let oldest = idle.min(by: { $0.lastActiveMs < $1.lastActiveMs }) else {
@@ -271,6 +279,8 @@ struct StreamView: Sendable {
     var ended = false
     /// Previews waiting for their result, in arrival order.
     var pending: [PreviewFrame] = []
+    /// The JPEG bytes of the previews waiting (at most ``ViewLimits/framesPerStream`` of them).
+    var pendingBytes: Int { pending.reduce(0) { $0 + $1.jpeg.count } }
     /// Processed results waiting for their preview (landmarks removed), in arrival order.
     var results: [FrameResult] = []
     /// One past the newest sequence a result covered: previews below it will find no result.

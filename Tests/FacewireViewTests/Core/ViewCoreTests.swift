@@ -188,6 +188,28 @@ struct ViewCoreTests {
         #expect(core.streamIDs == ["b", "cam"])
     }
 
+    /// Previews of the largest size allowed, from several capture nodes, never add up past the byte budget: the
+    /// arriving stream's oldest waiting frames go first, and a frame that alone does not fit is refused.
+    @Test func waitingPreviewsStayWithinTheByteBudget() {
+        var limits = ViewLimits()
+        limits.maxPendingPreviewBytes = 100
+        limits.maxJPEGBytes = 100
+        var core = ViewCore(limits: limits, score: Self.area)
+        var counters: [String] = []
+        for seq: UInt64 in 0..<3 { counters += core.preview(Self.preview("a", seq: seq, bytes: 40), nowMs: 0).counters }
+        #expect(counters == ["view_previews_over_budget"], "80 bytes wait, the third frame pushes out the first")
+        #expect(core.receive(Self.result("a", seq: 0), nowMs: 0).joined.isEmpty, "seq 0 went")
+        #expect(core.receive(Self.result("a", seq: 2), nowMs: 0).joined.map(\.result.seq) == [2])
+        // "a" still holds nothing now; "b" fills 80, then "c" cannot fit a 40-byte frame beside them.
+        for seq: UInt64 in 0..<2 { _ = core.preview(Self.preview("b", seq: seq, bytes: 40), nowMs: 0) }
+        #expect(core.preview(Self.preview("c", seq: 0, bytes: 40), nowMs: 0).counters == ["view_previews_over_budget"])
+        #expect(core.receive(Self.result("c", seq: 0), nowMs: 0).joined.isEmpty)
+        #expect(core.receive(Self.result("b", seq: 1), nowMs: 0).joined.count == 1, "b's frames were not pushed out by c")
+        // A newer epoch's frames do not compete with the older epoch's.
+        _ = core.preview(Self.preview("b", seq: 5, bytes: 40), nowMs: 0)
+        #expect(core.preview(Self.preview("b", seq: 0, epoch: 2, bytes: 70), nowMs: 0).counters.isEmpty)
+    }
+
     @Test func anEndedOrSilentStreamMakesRoomForANewOneAtTheCap() {
         var limits = ViewLimits()
         limits.maxStreams = 2
