@@ -1,4 +1,5 @@
 import FacewireProtocol
+import SwiftProtobuf
 
 /// Every decision of the live view, pure: no sockets, no clock (times come in as arguments), no pixels.
 ///
@@ -200,7 +201,13 @@ public struct ViewCore: Sendable {
         if view.pending.count + (joinable == nil ? 0 : 1) < before { out.counters.append("view_previews_unjoined") }
         guard result.status == .processed else { return }
         var trimmed = result
-        for index in trimmed.faces.indices { trimmed.faces[index].landmarks = [] }
+        // Kept are the fields the page and the crops use: not the mesh, nor fields this view does not know (a result
+        // can carry up to 1 MiB of them, and up to 64 results wait per stream).
+        trimmed.unknownFields = UnknownStorage()
+        for index in trimmed.faces.indices {
+            trimmed.faces[index].landmarks = []
+            trimmed.faces[index].unknownFields = UnknownStorage()
+        }
         if trimmed.faces.count > Self.maxFacesKept { trimmed.faces.removeLast(trimmed.faces.count - Self.maxFacesKept) }
         for face in trimmed.faces where face.trackingID != 0 {
             if !view.album.saw(face.trackingID, seq: result.seq, captureTimeUs: result.captureTimeUs), view.album.track(face.trackingID) == nil {

@@ -71,6 +71,19 @@ struct ViewCoreTests {
         #expect(second.first?.result.faces.first?.bounds.x == 30, "the face of seq 1, not of seq 0")
         #expect(second.first?.result.faces.first?.landmarks.isEmpty == true, "landmarks are not kept")
         #expect(core.latest("cam").map(Self.seqOfImage) == 1)
+        // Fields this view does not know are not kept either (a result may carry up to 1 MiB of them).
+        var padded = FrameResult()
+        padded.stream = "cam"
+        padded.epoch = 1
+        padded.seq = 2
+        padded.faces = [Self.face(1)]
+        var bytes: [UInt8] = try! padded.serializedBytes()
+        bytes += [0xFA, 0x3E] + [0x80, 0x80, 0x40] + [UInt8](repeating: 7, count: 1 << 20)  // field 999, 1 MiB
+        let parsed = try! FrameResult(serializedBytes: bytes)
+        #expect(parsed.unknownFields.data.count > 1 << 20, "the padding is there to be dropped")
+        _ = core.preview(Self.preview(seq: 2), nowMs: 0)
+        let kept = core.receive(StreamMessage(stream: "cam", epoch: 1, body: .frame(parsed)), nowMs: 0).joined.first?.result
+        #expect(kept?.seq == 2 && kept?.unknownFields.data.isEmpty == true)
     }
 
     @Test func aFrameWhoseResultWasDroppedIsNeverShownWithANeighboursResult() {
