@@ -156,6 +156,7 @@ let package = Package(
             name: "FacewireView",
             dependencies: [
                 "ZeroMQ", "FacewireRuntime", "FacewireProtocol", "FacewireImage", "COpenCV", "FacewireHTTP",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),

@@ -23,12 +23,14 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "compare"))
+import measure  # noqa: E402  (the benchmarks' shared process helpers)
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--binary", default=".build/release/facewire")
@@ -59,16 +61,6 @@ def cpu_seconds(pid):
         return (int(fields[11]) + int(fields[12])) / HZ
     except FileNotFoundError:
         return 0.0
-
-
-def stop(process):
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def raw_rate(messages, size):
@@ -136,8 +128,7 @@ def run(logs, streams):
         if load.wait(timeout=30) != 0:
             raise RuntimeError("the load generator failed")
     finally:
-        for process in reversed(processes):
-            stop(process)
+        measure.stop(list(reversed(processes)), seconds=5)
     return analyse(tail_out, collector_log, streams, frames, samples, cpu, report)
 
 

@@ -30,7 +30,6 @@ import argparse
 import os
 import re
 import shutil
-import signal
 import socket
 import statistics
 import subprocess
@@ -40,6 +39,9 @@ import threading
 import time
 
 import zmq
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "compare"))
+import measure  # noqa: E402  (the benchmarks' shared process helpers)
 
 try:
     import cv2
@@ -83,28 +85,6 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def stop(process):
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-def wait_for_log(path, text, process, timeout=60):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with open(path, errors="replace") as f:
-            if text in f.read():
-                return
-        if process.poll() is not None:
-            break
-        time.sleep(0.05)
-    sys.exit(f"no '{text}' in {path}")
 
 
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -245,10 +225,10 @@ def run(config, directory, context):
     viewer = None
     try:
         collector = start("collector", ["--role", "collector", "--bind", control, "--publish", publish])
-        wait_for_log(logs["collector"], "collector listening", collector)
+        measure.wait_for_line(logs["collector"], "collector listening", collector)
         worker = start("worker", ["--role", "worker", "--collector", control, "--threads", "2", "--detector", "noop",
                                   "--capture", frames_at])
-        wait_for_log(logs["worker"], "worker running", worker)
+        measure.wait_for_line(logs["worker"], "worker running", worker)
         preview = ["--preview-fps", "0"] if config == "off" else \
             ["--preview-fps", str(args.preview_fps), "--preview-bind", preview_at]
         if config == "one viewer":
@@ -268,8 +248,7 @@ def run(config, directory, context):
         if status != 0:
             sys.exit(f"{config}: the capture node failed (status {status}):\n{log[-2000:]}")
     finally:
-        for process in reversed(processes):
-            stop(process)
+        measure.stop(list(reversed(processes)))
     found = counters(log)
     sent = found.get("frames_sent", 0)
     problems = []

@@ -13,6 +13,9 @@ public struct ViewLimits: Sendable, Equatable {
     public var endedTracksPerStream: Int = 64
     /// Events kept per stream for the page (newest kept).
     public var eventsPerStream: Int = 100
+    /// The JPEG bytes of all streams' previews waiting for their results together; past it a stream's oldest waiting
+    /// frames go (`view_previews_over_budget`), so no set of capture nodes can make the view hold more.
+    public var maxPendingPreviewBytes: Int = 256 << 20
     /// Largest preview JPEG accepted (bytes), as a worker's frame socket.
     public var maxJPEGBytes: Int = 16 << 20
 

@@ -181,17 +181,10 @@ public final class ViewNode: @unchecked Sendable {
         for request in out.crops { crop(request) }
         if hub.hasClients {
             for joined in out.joined { hub.broadcast(.binary(frameMessage(joined))) }
-            for event in out.events { hub.broadcast(.text(PageJSON.encode(eventWithPicture(event)))) }
+            for event in out.events { hub.broadcast(.text(PageJSON.encode(event))) }
         }
         for left in out.left { save(left) }
         if out.statusChanged { statusDirty.insert(stream) }
-    }
-
-    /// An event as pushed: whether the track has a picture is known only now, after this turn's crops.
-    private func eventWithPicture(_ event: PageModel.Event) -> PageModel.Event {
-        var event = event
-        event.hasPicture = read { $0.crop(event.stream, trackingID: event.trackingID) != nil }
-        return event
     }
 
     private func pushStatuses(now: UInt64) {

@@ -187,6 +187,10 @@ extension IntegrationTests {
             #expect(cleanImage.width == 960 && cleanImage.height == 480)
             #expect(clean.body != snapshot.body || clean.headers["x-facewire-seq"] != snapshot.headers["x-facewire-seq"])
             #expect(try httpGetBytes(port: port, path: "/streams/door/tracks/999999.jpg", headers: auth).status == 404)
+            #expect(try httpGetBytes(port: port, path: "/streams/door/tracks/18446744073709551615.jpg", headers: auth).status == 404)
+            for bad in ["18446744073709551616", "0", "-1", "", "1e3", String(repeating: "9", count: 400)] {
+                #expect(try httpGetBytes(port: port, path: "/streams/door/tracks/\(bad).jpg", headers: auth).status == 400, "\(bad.prefix(30))")
+            }
             #expect(try httpGetBytes(port: port, path: "/streams/no%20such/snapshot.jpg", headers: auth).status == 400)
 
             // The crop holds a face the detector finds again (facewire detect on the file).

@@ -5,6 +5,6 @@ import Testing
     @Test func everyBoundIsPositive() {
         let limits = ViewLimits()
         #expect([limits.maxStreams, limits.framesPerStream, limits.resultsPerStream, limits.endedTracksPerStream,
-                  limits.eventsPerStream, limits.maxJPEGBytes, limits.liveTracksPerStream].allSatisfy { $0 > 0 })
+                  limits.eventsPerStream, limits.maxJPEGBytes, limits.liveTracksPerStream, limits.maxPendingPreviewBytes].allSatisfy { $0 > 0 })
     }
 }

@@ -1,4 +1,5 @@
 import FacewireProtocol
+import SwiftProtobuf
 
 /// Every decision of the live view, pure: no sockets, no clock (times come in as arguments), no pixels.
 ///
@@ -70,6 +71,13 @@ public struct ViewCore: Sendable {
                 view.pending.removeFirst(view.pending.count - limits.framesPerStream)
                 out.counters.append("view_previews_unjoined")
             }
+            // Every stream's waiting frames together stay within the byte budget: this stream's oldest go first, the
+            // new one last (the view of this stream is out of `streams` while it changes).
+            let others = streams.values.reduce(0) { $0 + $1.pendingBytes }
+            while !view.pending.isEmpty, others + view.pendingBytes > limits.maxPendingPreviewBytes {
+                view.pending.removeFirst()
+                out.counters.append("view_previews_over_budget")
+            }
         }
         return out
     }
@@ -129,23 +137,28 @@ public struct ViewCore: Sendable {
 
     // MARK: Decisions
 
-    /// The view of (stream, epoch), new or replaced for a newer epoch, marked active at `nowMs`; nil (counted) for an
-    /// invalid id, an older epoch, or a new stream when ``ViewLimits/maxStreams`` are shown and none of them has ended
-    /// or been silent for ``idleMs`` (the least recently active such one makes room).
+    /// The view of (stream, epoch), new or replaced for a newer epoch, marked active at `nowMs` and out of `streams`
+    /// until the caller puts it back; nil (counted) for an invalid id, an older epoch, or a new stream when
+    /// ``ViewLimits/maxStreams`` are shown and none of them has ended or been silent for ``idleMs`` (the least recently
+    /// active such one makes room).
     private mutating func stream(_ id: String, epoch: UInt64, nowMs: Int64, _ out: inout ViewOutput) -> StreamView? {
         guard Wire.isValidStreamID(id) else {
             out.counters.append("view_invalid_stream")
             return nil
         }
-        if var view = streams[id] {
-            if epoch == view.epoch {
+        if let current = streams[id]?.epoch {
+            if epoch == current {
+                // Taken out while the caller changes it (it puts it back): a copy left in `streams` would make every
+                // change copy the stream's rings and tracks.
+                var view = streams.removeValue(forKey: id)!
                 view.lastActiveMs = max(view.lastActiveMs, nowMs)
                 return view
             }
-            guard epoch > view.epoch else {
+            guard epoch > current else {
                 out.counters.append("view_stale_epoch")
                 return nil
             }
+            streams[id] = nil  // the older epoch's view goes now: its frames no longer count against the budget
         } else if streams.count >= limits.maxStreams {
             let idle = streams.values.filter { $0.ended || nowMs.subtractingReportingOverflow($0.lastActiveMs).partialValue >= Self.idleMs }
             guard let oldest = idle.min(by: { $0.lastActiveMs < $1.lastActiveMs }) else {
@@ -188,7 +201,13 @@ public struct ViewCore: Sendable {
         if view.pending.count + (joinable == nil ? 0 : 1) < before { out.counters.append("view_previews_unjoined") }
         guard result.status == .processed else { return }
         var trimmed = result
-        for index in trimmed.faces.indices { trimmed.faces[index].landmarks = [] }
+        // Kept are the fields the page and the crops use: not the mesh, nor fields this view does not know (a result
+        // can carry up to 1 MiB of them, and up to 64 results wait per stream).
+        trimmed.unknownFields = UnknownStorage()
+        for index in trimmed.faces.indices {
+            trimmed.faces[index].landmarks = []
+            trimmed.faces[index].unknownFields = UnknownStorage()
+        }
         if trimmed.faces.count > Self.maxFacesKept { trimmed.faces.removeLast(trimmed.faces.count - Self.maxFacesKept) }
         for face in trimmed.faces where face.trackingID != 0 {
             if !view.album.saw(face.trackingID, seq: result.seq, captureTimeUs: result.captureTimeUs), view.album.track(face.trackingID) == nil {
@@ -267,6 +286,8 @@ struct StreamView: Sendable {
     var ended = false
     /// Previews waiting for their result, in arrival order.
     var pending: [PreviewFrame] = []
+    /// The JPEG bytes of the previews waiting (at most ``ViewLimits/framesPerStream`` of them).
+    var pendingBytes: Int { pending.reduce(0) { $0 + $1.jpeg.count } }
     /// Processed results waiting for their preview (landmarks removed), in arrival order.
     var results: [FrameResult] = []
     /// One past the newest sequence a result covered: previews below it will find no result.

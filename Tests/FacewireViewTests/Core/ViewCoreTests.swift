@@ -71,6 +71,19 @@ struct ViewCoreTests {
         #expect(second.first?.result.faces.first?.bounds.x == 30, "the face of seq 1, not of seq 0")
         #expect(second.first?.result.faces.first?.landmarks.isEmpty == true, "landmarks are not kept")
         #expect(core.latest("cam").map(Self.seqOfImage) == 1)
+        // Fields this view does not know are not kept either (a result may carry up to 1 MiB of them).
+        var padded = FrameResult()
+        padded.stream = "cam"
+        padded.epoch = 1
+        padded.seq = 2
+        padded.faces = [Self.face(1)]
+        var bytes: [UInt8] = try! padded.serializedBytes()
+        bytes += [0xFA, 0x3E] + [0x80, 0x80, 0x40] + [UInt8](repeating: 7, count: 1 << 20)  // field 999, 1 MiB
+        let parsed = try! FrameResult(serializedBytes: bytes)
+        #expect(parsed.unknownFields.data.count > 1 << 20, "the padding is there to be dropped")
+        _ = core.preview(Self.preview(seq: 2), nowMs: 0)
+        let kept = core.receive(StreamMessage(stream: "cam", epoch: 1, body: .frame(parsed)), nowMs: 0).joined.first?.result
+        #expect(kept?.seq == 2 && kept?.unknownFields.data.isEmpty == true)
     }
 
     @Test func aFrameWhoseResultWasDroppedIsNeverShownWithANeighboursResult() {
@@ -186,6 +199,28 @@ struct ViewCoreTests {
         #expect(core.preview(Self.preview("b", seq: 1, bytes: 101), nowMs: 0).counters == ["view_previews_rejected_size"])
         #expect(core.receive(Self.result("bad stream", seq: 0), nowMs: 0).counters == ["view_invalid_stream"])
         #expect(core.streamIDs == ["b", "cam"])
+    }
+
+    /// Previews of the largest size allowed, from several capture nodes, never add up past the byte budget: the
+    /// arriving stream's oldest waiting frames go first, and a frame that alone does not fit is refused.
+    @Test func waitingPreviewsStayWithinTheByteBudget() {
+        var limits = ViewLimits()
+        limits.maxPendingPreviewBytes = 100
+        limits.maxJPEGBytes = 100
+        var core = ViewCore(limits: limits, score: Self.area)
+        var counters: [String] = []
+        for seq: UInt64 in 0..<3 { counters += core.preview(Self.preview("a", seq: seq, bytes: 40), nowMs: 0).counters }
+        #expect(counters == ["view_previews_over_budget"], "80 bytes wait, the third frame pushes out the first")
+        #expect(core.receive(Self.result("a", seq: 0), nowMs: 0).joined.isEmpty, "seq 0 went")
+        #expect(core.receive(Self.result("a", seq: 2), nowMs: 0).joined.map(\.result.seq) == [2])
+        // "a" still holds nothing now; "b" fills 80, then "c" cannot fit a 40-byte frame beside them.
+        for seq: UInt64 in 0..<2 { _ = core.preview(Self.preview("b", seq: seq, bytes: 40), nowMs: 0) }
+        #expect(core.preview(Self.preview("c", seq: 0, bytes: 40), nowMs: 0).counters == ["view_previews_over_budget"])
+        #expect(core.receive(Self.result("c", seq: 0), nowMs: 0).joined.isEmpty)
+        #expect(core.receive(Self.result("b", seq: 1), nowMs: 0).joined.count == 1, "b's frames were not pushed out by c")
+        // A newer epoch's frames do not compete with the older epoch's.
+        _ = core.preview(Self.preview("b", seq: 5, bytes: 40), nowMs: 0)
+        #expect(core.preview(Self.preview("b", seq: 0, epoch: 2, bytes: 70), nowMs: 0).counters.isEmpty)
     }
 
     @Test func anEndedOrSilentStreamMakesRoomForANewOneAtTheCap() {
