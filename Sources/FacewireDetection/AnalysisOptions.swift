@@ -42,10 +42,14 @@ public struct AnalysisOptions: Sendable, Equatable {
         public static let pulse = Classifiers(rawValue: 1 << 4)
         /// Every classifier.
         public static let all: Classifiers = [.smile, .eyes, .pose, .quality, .pulse]
+        /// What runs unless asked otherwise: every classifier but `pulse`. A heart rate is health data (special
+        /// category data under the GDPR, for one), so measuring it is the operator's explicit choice (`pulse` or
+        /// `all`), never a side effect of an upgrade.
+        public static let standard: Classifiers = [.smile, .eyes, .pose, .quality]
         /// The classifiers that need the face mesh when the face is large enough for it.
         public static let meshBased: Classifiers = [.smile, .eyes, .pose, .quality]
 
-        /// Parses a comma-separated list: `smile`, `eyes`, `pose`, `quality`, `all` or `none` (an empty string
+        /// Parses a comma-separated list: `smile`, `eyes`, `pose`, `quality`, `pulse`, `all` or `none` (an empty string
         /// means none).
         /// - Throws: ``DetectionError`` `.invalidConfiguration` naming the unknown word.
         public static func parse(_ text: String) throws -> Classifiers {
@@ -115,11 +119,11 @@ public struct AnalysisOptions: Sendable, Equatable {
     public var classifiers: Classifiers
     public var landmarks: Landmarks
 
-    /// Creates options. The defaults: low accuracy, any face size, up to 64 faces, every classifier on, the 5
-    /// landmarks.
+    /// Creates options. The defaults: low accuracy, any face size, up to 64 faces, every classifier but `pulse`
+    /// on (``Classifiers/standard``), the 5 landmarks.
     public init(
         accuracy: Accuracy = .low, faceMode: FaceMode = .small, minFace: Int = 0, maxFaces: Int = 64,
-        classifiers: Classifiers = .all, landmarks: Landmarks = .five
+        classifiers: Classifiers = .standard, landmarks: Landmarks = .five
     ) {
         self.accuracy = accuracy
         self.faceMode = faceMode

@@ -231,6 +231,25 @@ public enum JSONLines {
             field(",\"window\":", face.heartRate.windowSeconds, 1, into: &out)
             out.append("}")
         }
+        if !face.skin.isEmpty {
+            // The raw skin colour (pulse classifier): 3 decimals, as a beat moves it by a fraction of a level.
+            out.append(",\"skin\":[")
+            for (index, sample) in face.skin.enumerated() {
+                if index > 0 { out.append(",") }
+                switch sample.region {
+                case .forehead: out.append("{\"region\":\"forehead\"")
+                case .leftCheek: out.append("{\"region\":\"leftCheek\"")
+                case .rightCheek: out.append("{\"region\":\"rightCheek\"")
+                default: out.append("{\"region\":\"unknown\"")
+                }
+                field(",\"r\":", sample.r, 3, into: &out)
+                field(",\"g\":", sample.g, 3, into: &out)
+                field(",\"b\":", sample.b, 3, into: &out)
+                field(",\"pixels\":", sample.pixels, into: &out)
+                out.append("}")
+            }
+            out.append("]")
+        }
         if !face.landmarks.isEmpty {
             out.append(face.landmarkScheme == .mesh ? ",\"landmarkScheme\":\"mesh\"" : ",\"landmarkScheme\":\"five\"")
             out.append(",\"landmarks\":[")

@@ -13,6 +13,9 @@ struct AnalysisOptionsTests {
         #expect(try AnalysisOptions.Classifiers.parse("none").isEmpty)
         #expect(try AnalysisOptions.Classifiers.parse("").isEmpty)
         #expect(try AnalysisOptions.Classifiers.parse("all") == .all)
+        // A heart rate is health data: it is measured only when asked for, never by default.
+        #expect(!AnalysisOptions().classifiers.contains(.pulse))
+        #expect(AnalysisOptions().classifiers == [.smile, .eyes, .pose, .quality])
         #expect(throws: DetectionError.self) { try AnalysisOptions.Classifiers.parse("smile,frown") }
         #expect(AnalysisOptions.Classifiers.all.description == "smile,eyes,pose,quality,pulse")
         #expect(AnalysisOptions.Classifiers([]).description == "none")

@@ -105,13 +105,8 @@ public enum PulseSignal {
         let kMax = min(n / 2, Int((band.upperBound * Double(n) / rate).rounded(.down)))
         guard kMin <= kMax else { return out }
         for k in kMin...kMax {
-            var re = 0.0
-            var im = 0.0
             let w = 2 * Double.pi * Double(k) / Double(n)
-            for (i, v) in detrended.enumerated() {
-                re += v * cos(w * Double(i))
-                im -= v * sin(w * Double(i))
-            }
+            let (re, im) = dft(detrended, at: w)
             let scale = (k == n - k ? 1.0 : 2.0) / Double(n)
             for i in 0..<n {
                 out[i] += scale * (re * cos(w * Double(i)) - im * sin(w * Double(i)))
@@ -120,34 +115,41 @@ public enum PulseSignal {
         return out
     }
 
-    /// The strongest frequency of `x` in `band` (Hz) with its SNR (dB), from a Hann-windowed spectrum evaluated
-    /// every `resolution` Hz. Nil for a signal too short or flat.
-    public static func peak(_ x: [Double], rate: Double, band: ClosedRange<Double>, resolution: Double = 0.01)
-        -> (frequency: Double, snr: Double)?
-    {
+    /// A power spectrum on a uniform frequency grid.
+    public struct Spectrum: Sendable, Equatable {
+        public var frequencies: [Double]
+        public var power: [Double]
+        /// The signal's length in seconds (what sets the width of a peak).
+        public var seconds: Double
+    }
+
+    /// The Hann-windowed power spectrum of `x` (sampled at `rate` Hz, linear trend removed) from just below `band`
+    /// up to its first harmonic's reach, every `resolution` Hz, normalised to sum 1 (so spectra of windows can be
+    /// averaged with equal weight). Nil for a signal too short or flat.
+    public static func spectrum(_ x: [Double], rate: Double, band: ClosedRange<Double>, resolution: Double = 0.01) -> Spectrum? {
         let n = x.count
-        guard n >= 8, rate > 0, resolution > 0 else { return nil }
+        guard n >= 8, rate > 0, rate.isFinite, resolution > 0 else { return nil }
         let detrended = detrend(x)
         let hann = (0..<n).map { 0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(n - 1)) }
         let windowed = zip(detrended, hann).map(*)
-        // The band and a margin for the harmonic's neighbourhood.
         let upper = min(rate / 2, band.upperBound * 2 + 0.3)
-        var frequencies: [Double] = []
-        var f = max(0.1, band.lowerBound - 0.3)
-        while f <= upper {
-            frequencies.append(f)
-            f += resolution
-        }
-        let power = frequencies.map { f -> Double in
-            var re = 0.0
-            var im = 0.0
-            let w = 2 * Double.pi * f / rate
-            for (i, v) in windowed.enumerated() {
-                re += v * cos(w * Double(i))
-                im -= v * sin(w * Double(i))
-            }
+        let lower = max(0.1, band.lowerBound - 0.3)
+        let count = max(0, Int(((upper - lower) / resolution).rounded(.down)) + 1)
+        let frequencies = (0..<count).map { lower + Double($0) * resolution }
+        var power = frequencies.map { f -> Double in
+            let (re, im) = dft(windowed, at: 2 * Double.pi * f / rate)
             return re * re + im * im
         }
+        let total = power.reduce(0, +)
+        guard total > 0, total.isFinite else { return nil }
+        for i in power.indices { power[i] /= total }
+        return Spectrum(frequencies: frequencies, power: power, seconds: Double(n) / rate)
+    }
+
+    /// The strongest frequency of `spectrum` in `band` (Hz) with its SNR (dB). Nil when the band holds no power.
+    public static func peak(_ spectrum: Spectrum, band: ClosedRange<Double>) -> (frequency: Double, snr: Double)? {
+        let frequencies = spectrum.frequencies
+        let power = spectrum.power
         var best: Int?
         for (i, f) in frequencies.enumerated() where band.contains(f) {
             if best == nil || power[i] > power[best!] { best = i }
@@ -155,15 +157,85 @@ public enum PulseSignal {
         guard let best, power[best] > 0 else { return nil }
         let f0 = frequencies[best]
         // The signal's neighbourhood: de Haan's ±0.1 Hz, widened to the Hann window's main lobe (±2/T) for short windows.
-        let halfWidth = max(0.1, 2 * rate / Double(n))
+        let halfWidth = max(0.1, 2 / max(spectrum.seconds, 1e-9))
         var signal = 0.0
         var noise = 0.0
-        for (i, f) in frequencies.enumerated() where f >= band.lowerBound && f <= min(upper, band.upperBound * 2) {
+        for (i, f) in frequencies.enumerated() where f >= band.lowerBound && f <= band.upperBound * 2 + 0.3 {
             if abs(f - f0) <= halfWidth || abs(f - 2 * f0) <= 2 * halfWidth { signal += power[i] } else if band.contains(f) { noise += power[i] }
         }
         guard signal > 0 else { return nil }
         let snr = noise > 0 ? 10 * log10(signal / noise) : 100
         return (f0, snr)
+    }
+
+    /// The strongest frequency of `x` in `band` (Hz) with its SNR (dB): ``peak(_:band:)`` of its ``spectrum``.
+    public static func peak(_ x: [Double], rate: Double, band: ClosedRange<Double>, resolution: Double = 0.01)
+        -> (frequency: Double, snr: Double)?
+    {
+        spectrum(x, rate: rate, band: band, resolution: resolution).flatMap { peak($0, band: band) }
+    }
+
+    /// The DFT of `x` at `omega` radians per sample, by rotating a unit phasor (one complex multiply per sample
+    /// instead of a sine and a cosine; the phasor is renormalised every 64 samples against rounding drift).
+    static func dft(_ x: [Double], at omega: Double) -> (re: Double, im: Double) {
+        let (stepRe, stepIm) = (cos(omega), -sin(omega))
+        var (zRe, zIm) = (1.0, 0.0)
+        var (re, im) = (0.0, 0.0)
+        for (i, v) in x.enumerated() {
+            re += v * zRe
+            im += v * zIm
+            (zRe, zIm) = (zRe * stepRe - zIm * stepIm, zRe * stepIm + zIm * stepRe)
+            if i & 63 == 63 {
+                let norm = (zRe * zRe + zIm * zIm).squareRoot()
+                zRe /= norm
+                zIm /= norm
+            }
+        }
+        return (re, im)
+    }
+
+    /// The blood-volume pulse signature of skin in normalised R, G, B (G. de Haan, A. van Leest, "Improved motion
+    /// robustness of remote-PPG by using the blood volume pulse signature", Physiol. Meas. 35(9), 2014).
+    public static let bloodVolumeSignature = (r: 0.33, g: 0.77, b: 0.53)
+
+    /// How far (degrees, 0...180) the colour change at `frequency` (Hz) in `rgb` (uniform, `rate` Hz) points from the
+    /// blood-volume signature: the pulse changes the skin's colour along that signature, while motion, expressions and
+    /// light change it along others. Each channel is normalised by its mean, detrended and Hann-windowed; its DFT at
+    /// `frequency` gives a complex 3-vector whose strongest real direction (the phase that maximises it) is compared
+    /// with the signature off the grey axis (brightness changes for many reasons), oriented by its brightness part.
+    /// Nil for too few samples or no colour change.
+    public static func signatureAngle(_ rgb: [RGB], rate: Double, frequency: Double) -> Double? {
+        let n = rgb.count
+        guard n >= 8, rate > 0, rate.isFinite, frequency.isFinite else { return nil }
+        let channels: [[Double]] = [rgb.map(\.r), rgb.map(\.g), rgb.map(\.b)]
+        let hann = (0..<n).map { 0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(n - 1)) }
+        var a = [Double](repeating: 0, count: 3)
+        var b = [Double](repeating: 0, count: 3)
+        for (k, channel) in channels.enumerated() {
+            let mean = channel.reduce(0, +) / Double(n)
+            guard mean > 0 else { return nil }
+            let windowed = zip(detrend(channel.map { $0 / mean }), hann).map(*)
+            (a[k], b[k]) = dft(windowed, at: 2 * Double.pi * frequency / rate)
+        }
+        let aa = a.reduce(0) { $0 + $1 * $1 }
+        let bb = b.reduce(0) { $0 + $1 * $1 }
+        let ab = zip(a, b).reduce(0) { $0 + $1.0 * $1.1 }
+        let phi = 0.5 * atan2(2 * ab, aa - bb)
+        var v = zip(a, b).map { $0 * cos(phi) + $1 * sin(phi) }
+        // The brightness part of the change (its grey component) sets the sign: with more blood the skin darkens
+        // while its colour turns along the signature's own off-grey direction, so a colour turn the other way
+        // round (reddening as it brightens, say) points away from it. This makes the result independent of v's sign.
+        let vMean = v.reduce(0, +) / 3
+        v = v.map { $0 - vMean }
+        let s = bloodVolumeSignature
+        let sMean = (s.r + s.g + s.b) / 3
+        let p = [s.r - sMean, s.g - sMean, s.b - sMean]
+        let vNorm = v.reduce(0) { $0 + $1 * $1 }.squareRoot()
+        let pNorm = p.reduce(0) { $0 + $1 * $1 }.squareRoot()
+        guard vNorm > 0, vNorm.isFinite else { return nil }
+        let sign: Double = vMean < 0 ? -1 : 1
+        let cosine = min(1, max(-1, sign * zip(v, p).reduce(0) { $0 + $1.0 * $1.1 } / (vNorm * pNorm)))
+        return acos(cosine) * 180 / Double.pi
     }
 
     static func standardDeviation(_ x: [Double]) -> Double {

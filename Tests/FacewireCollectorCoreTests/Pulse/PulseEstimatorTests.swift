@@ -1,4 +1,4 @@
-import FacewireCollectorCore
+@testable import FacewireCollectorCore
 import Foundation
 import Testing
 
@@ -23,11 +23,15 @@ struct PulseEstimatorTests {
     }
 
     /// Samples of `seconds` at 30 fps: (capture time µs, r, g, b). `bpm` nil: no pulse at all.
+    /// `direction`: how the colour changes with the beat, in normalised R, G, B; by default the blood-volume pulse
+    /// signature (de Haan & van Leest 2014). Anything else stands for a periodic motion or expression artefact.
     static func skin(bpm: Double?, seconds: Double = 40, seed: UInt64 = 1, drop: Double = 0.1, amplitude: Double = 0.003,
-                     noise: Double = 0.001) -> [(Int64, Double, Double, Double)] {
+                     noise: Double = 0.001, direction: (r: Double, g: Double, b: Double) = (0.33, 0.77, 0.53))
+        -> [(Int64, Double, Double, Double)]
+    {
         var random = Noise(state: seed)
         let base = (r: 160.0, g: 115.0, b: 95.0)
-        let pbv = (r: 0.33, g: 0.77, b: 0.53)  // blood-volume pulse direction in normalised RGB (de Haan & van Leest 2014)
+        let pbv = direction
         var out: [(Int64, Double, Double, Double)] = []
         var phase = 0.0
         let frames = Int(seconds * 30)
@@ -87,6 +91,53 @@ struct PulseEstimatorTests {
     func noPulseNoRate(seed: UInt64) {
         let (estimates, after) = Self.run(Self.skin(bpm: nil, seed: seed))
         #expect(Double(estimates.count) <= 0.1 * Double(after), "reported \(estimates.count) of \(after): \(estimates.prefix(10))")
+    }
+
+    @Test("a periodic colour change that is not along the blood-volume signature is not a pulse", arguments: [
+        (0.9, -0.2, 0.1),  // reddening and yellowing, as with an expression or a blush
+        (-0.3, 0.1, 0.9),  // towards blue, as a screen's light
+        (1.0, 1.0, 1.0),  // brightness alone, as a nod under a lamp
+    ])
+    func otherDirectionsAreNotAPulse(direction: (Double, Double, Double)) {
+        // Stronger than the pulse of the other tests, at a heart-like rate.
+        let (estimates, after) = Self.run(Self.skin(bpm: 72, seed: 3, amplitude: 0.006, direction: direction))
+        #expect(Double(estimates.count) <= 0.1 * Double(after), "reported \(estimates.count) of \(after): \(estimates.prefix(5))")
+    }
+
+    @Test func theSignatureAngleMeasuresTheDirection() {
+        // Uniform 30 Hz samples of a 1.2 Hz change along a direction: the angle is small along the signature only.
+        func angle(_ d: (Double, Double, Double)) -> Double? {
+            let rgb = (0..<300).map { i -> PulseSignal.RGB in
+                let t = Double(i) / 30
+                let p = 0.005 * sin(2 * .pi * 1.2 * t)
+                return PulseSignal.RGB(t: t, r: 160 * (1 + p * d.0), g: 115 * (1 + p * d.1), b: 95 * (1 + p * d.2))
+            }
+            return PulseSignal.signatureAngle(rgb, rate: 30, frequency: 1.2)
+        }
+        #expect(angle((0.33, 0.77, 0.53))! < 2)
+        #expect(angle((-0.33, -0.77, -0.53))! < 2, "the sign of the beat does not matter")
+        #expect(angle((0.9, -0.2, 0.1))! > 60)
+        let flat = (0..<300).map { PulseSignal.RGB(t: Double($0) / 30, r: 100, g: 100, b: 100) }
+        #expect(PulseSignal.signatureAngle(flat, rate: 30, frequency: 1.2) == nil)
+        #expect(PulseSignal.signatureAngle(Array(flat.prefix(4)), rate: 30, frequency: 1.2) == nil)
+    }
+
+    @Test func aRateOnceReportedHoldsThroughAWeakerWindowButNotAJump() {
+        var configuration = PulseEstimator.Configuration()
+        configuration.agreement = 3
+        let reported = PulseEstimator.Estimate(bpm: 72, snr: 5, window: 10)
+        let weak = PulseEstimator.Reading(bpm: 73, snr: 1, signatureAngle: 10)
+        #expect(PulseEstimator.decide(weak, recent: [73], reported: reported, configuration: configuration)?.bpm == 73)
+        #expect(PulseEstimator.decide(weak, recent: [73], reported: nil, configuration: configuration) == nil, "too weak to start")
+        let jump = PulseEstimator.Reading(bpm: 95, snr: 1, signatureAngle: 10)
+        #expect(PulseEstimator.decide(jump, recent: [95], reported: reported, configuration: configuration) == nil)
+        let sideways = PulseEstimator.Reading(bpm: 72, snr: 9, signatureAngle: 60)
+        #expect(PulseEstimator.decide(sideways, recent: [72, 72, 72], reported: reported, configuration: configuration) == nil)
+        let strong = PulseEstimator.Reading(bpm: 95, snr: 4, signatureAngle: 10)
+        #expect(PulseEstimator.decide(strong, recent: [94, 96, 95], reported: nil, configuration: configuration)?.bpm == 95)
+        #expect(PulseEstimator.decide(strong, recent: [80, 96, 95], reported: nil, configuration: configuration) == nil, "peaks disagree")
+        configuration.agreement = 0  // nonsense settings do not trap
+        #expect(PulseEstimator.decide(strong, recent: [95], reported: nil, configuration: configuration)?.bpm == 95)
     }
 
     @Test func aGapStartsTheSeriesAgain() {
