@@ -27,19 +27,38 @@ struct PulseAtTheCollectorTests {
         return face
     }
 
+    /// A processed 640×480 result of `stream` at `seq`, captured at `time` (µs), with `faces`.
+    static func result(_ stream: String = "cam", seq: UInt64, time: Int64, faces: [WireFace]) -> Envelope.OneOf_Body {
+        guard case .result(var result) = CoreHarness.result(stream, seq: seq, captureTime: time) else { preconditionFailure() }
+        result.width = 640
+        result.height = 480
+        result.faces = faces
+        return .result(result)
+    }
+
+    /// Sends `stream` frames from `seq` on, 30 a second of capture time from `start`, each with one face at x = 200 whose
+    /// skin pulses at `bpm` (``PulseEstimatorTests/skin(bpm:seconds:seed:drop:amplitude:noise:)``, no drops) for
+    /// `seconds`; returns the next sequence and the capture time of the last frame.
+    @discardableResult
+    static func feed(_ h: inout CoreHarness, _ stream: String = "cam", bpm: Double, seconds: Double, seq: UInt64 = 0, start: Int64)
+        -> (seq: UInt64, time: Int64)
+    {
+        var next = (seq: seq, time: start)
+        for sample in PulseEstimatorTests.skin(bpm: bpm, seconds: seconds, seed: 3, drop: 0) {
+            next.time = start + sample.0
+            h.send(result(stream, seq: next.seq, time: next.time, faces: [face(x: 200, skin: (sample.1, sample.2, sample.3))]), from: CoreHarness.worker)
+            next.seq += 1
+            h.advance(ms: 33)
+        }
+        return next
+    }
+
     @Test func aTrackWithAPulseGetsItsHeartRateAfterTheWindow() {
         var h = CoreHarness()
         h.send(CoreHarness.hello("cam"))
-        let samples = PulseEstimatorTests.skin(bpm: 84, seconds: 20, seed: 3, drop: 0)
-        let start = h.wall
-        for (seq, sample) in samples.enumerated() {
-            guard case .result(var result) = CoreHarness.result("cam", seq: UInt64(seq), captureTime: start + sample.0) else { return }
-            result.faces = [Self.face(x: 200, skin: (sample.1, sample.2, sample.3))]
-            h.send(.result(result), from: CoreHarness.worker)
-            h.advance(ms: 33)
-        }
+        Self.feed(&h, bpm: 84, seconds: 20, start: h.wall)
         let frames = h.frames("cam")
-        #expect(frames.count == samples.count)
+        #expect(frames.count == 600)
         let rated = frames.compactMap { $0.faces.first?.hasHeartRate == true ? $0.faces.first!.heartRate : nil }
         #expect(frames.prefix(280).allSatisfy { $0.faces.first?.hasHeartRate == false }, "not before the window is full")
         #expect(rated.count >= frames.count / 3, "\(rated.count) of \(frames.count) frames rated")
@@ -51,20 +70,19 @@ struct PulseAtTheCollectorTests {
         limits.maxPulseTracks = 2
         var h = CoreHarness(limits)
         h.send(CoreHarness.hello("cam"))
-        guard case .result(var result) = CoreHarness.result("cam", seq: 0, captureTime: h.wall) else { return }
-        result.faces = [0, 300, 600].map { Self.face(x: $0, skin: (150, 110, 90)) }
-        h.send(.result(result), from: CoreHarness.worker)
+        h.send(Self.result(seq: 0, time: h.wall, faces: [0, 300, 600].map { Self.face(x: $0, skin: (150, 110, 90)) }), from: CoreHarness.worker)
         #expect(h.total("pulse_refused_cap") == 1)
         for bad in [(Double.nan, 1.0, 1.0), (300, 1, 1), (-1, 1, 1)] {
-            guard case .result(var hostile) = CoreHarness.result("cam", seq: 1, captureTime: h.wall) else { return }
-            hostile.faces = [Self.face(x: 0, skin: bad)]
-            h.send(.result(hostile), from: CoreHarness.worker)
+            h.send(Self.result(seq: 1, time: h.wall, faces: [Self.face(x: 0, skin: bad)]), from: CoreHarness.worker)
         }
-        guard case .result(var forged) = CoreHarness.result("cam", seq: 1, captureTime: h.wall) else { return }
-        var face = Self.face(x: 0, skin: nil)
-        face.heartRate.bpm = 60
-        forged.faces = [face]
-        h.send(.result(forged), from: CoreHarness.worker)
-        #expect(h.total("results_rejected_face") == 4, "three hostile colours and a forged heart rate")
+        var tooMany = Self.face(x: 0, skin: (150, 110, 90))
+        tooMany.skin[0].pixels = 640 * 480 + 1
+        h.send(Self.result(seq: 1, time: h.wall, faces: [tooMany]), from: CoreHarness.worker)
+        #expect(h.total("results_rejected_skin") == 4, "three hostile colours and more pixels than the frame has")
+        var forged = Self.face(x: 0, skin: nil)
+        forged.heartRate.bpm = 60
+        h.send(Self.result(seq: 1, time: h.wall, faces: [forged]), from: CoreHarness.worker)
+        #expect(h.total("results_rejected_heart_rate") == 1, "a worker does not set the heart rate")
+        #expect(h.frames("cam").count == 1, "no refused result was published")
     }
 }
