@@ -4,8 +4,8 @@ import Testing
 
 @testable import FacewireCollectorCore
 
-/// The collector turns each track's skin samples into a heart rate on the face, bounds the estimators, and refuses
-/// hostile skin values.
+/// The collector turns each track's skin samples into a heart rate on the face, remembers the last one for the track's
+/// `left` event, bounds the estimators, and refuses hostile skin values.
 @Suite("Pulse at the collector")
 struct PulseAtTheCollectorTests {
     static func face(x: Float, skin: (Double, Double, Double)?) -> WireFace {
@@ -53,6 +53,19 @@ struct PulseAtTheCollectorTests {
         return next
     }
 
+    /// The `left` events published for `stream`, in order.
+    static func leftEvents(_ h: CoreHarness, _ stream: String = "cam") -> [FaceEvent] {
+        h.published.compactMap { message in
+            guard message.stream == stream, case .event(let event)? = message.body, event.kind == .left else { return nil }
+            return event
+        }
+    }
+
+    /// The last heart rate the collector set on a face of `stream`.
+    static func lastRate(_ h: CoreHarness, _ stream: String = "cam") -> Facewire_V1_HeartRate? {
+        h.frames(stream).last { $0.faces.first?.hasHeartRate == true }?.faces.first?.heartRate
+    }
+
     @Test func aTrackWithAPulseGetsItsHeartRateAfterTheWindow() {
         var h = CoreHarness()
         h.send(CoreHarness.hello("cam"))
@@ -65,6 +78,63 @@ struct PulseAtTheCollectorTests {
         #expect(rated.allSatisfy { abs($0.bpm - 84) <= 5 && $0.windowSeconds == 10 }, "\(rated.prefix(5).map(\.bpm))")
     }
 
+    @Test func aTrackThatLeavesCarriesItsLastReportedRateInItsLeftEvent() throws {
+        var h = CoreHarness()
+        h.send(CoreHarness.hello("cam"))
+        let end = Self.feed(&h, bpm: 84, seconds: 20, start: h.wall)
+        let last = try #require(Self.lastRate(h), "the track reported a rate")
+        #expect(h.core.footprint.pulseTracks == 1)
+        #expect(Self.leftEvents(h).isEmpty)
+        // No face for more than --track-max-age (1 s) of capture time: the track leaves.
+        h.send(Self.result(seq: end.seq, time: end.time + 1_500_000, faces: []), from: CoreHarness.worker)
+        let left = Self.leftEvents(h)
+        #expect(left.count == 1 && left.first?.hasHeartRate == true)
+        #expect(left.first?.heartRate == last, "the last rate reported on its faces")
+        #expect(abs((left.first?.heartRate.bpm ?? 0) - 84) <= 5)
+        #expect(h.core.footprint.pulseTracks == 0, "the track's heart-rate state went with it")
+    }
+
+    @Test func aTrackThatNeverReportedLeavesWithoutARate() {
+        var h = CoreHarness()
+        h.send(CoreHarness.hello("cam"))
+        // 3 s of a pulse: the 10 s window never fills. A second face sends no skin samples at all.
+        var next = Self.feed(&h, bpm: 84, seconds: 3, start: h.wall)
+        h.send(Self.result(seq: next.seq, time: next.time + 40_000, faces: [Self.face(x: 500, skin: nil)]), from: CoreHarness.worker)
+        next.seq += 1
+        h.send(Self.result(seq: next.seq, time: next.time + 1_600_000, faces: []), from: CoreHarness.worker)
+        #expect(Self.lastRate(h) == nil)
+        let left = Self.leftEvents(h)
+        #expect(left.count == 2 && left.allSatisfy { !$0.hasHeartRate }, "\(left)")
+        #expect(h.core.footprint.pulseTracks == 0)
+    }
+
+    @Test func tracksEndedByAResetOrTheStreamsEndCarryTheirRate() throws {
+        var h = CoreHarness()
+        h.send(CoreHarness.hello("cam"))
+        h.send(CoreHarness.hello("lobby"))
+        let cam = Self.feed(&h, "cam", bpm: 72, seconds: 20, start: h.wall)
+        let lobby = Self.feed(&h, "lobby", bpm: 96, seconds: 20, start: h.wall)
+        let camRate = try #require(Self.lastRate(h, "cam"))
+        let lobbyRate = try #require(Self.lastRate(h, "lobby"))
+        #expect(h.core.footprint.pulseTracks == 2)
+
+        var reset = ResetRequest()
+        reset.stream = "cam"
+        h.send(.reset(reset))
+        #expect(Self.leftEvents(h, "cam").map(\.heartRate) == [camRate], "the reset ended the track")
+        #expect(h.core.footprint.pulseTracks == 1, "and its heart-rate state")
+        // After the reset the face is a new track, which starts without a rate.
+        h.send(Self.result(seq: cam.seq, time: cam.time + 33_000, faces: [Self.face(x: 200, skin: (160, 115, 95))]), from: CoreHarness.worker)
+        #expect(h.frames("cam").last?.faces.first?.hasHeartRate == false)
+
+        h.send(CoreHarness.end("lobby", nextSeq: lobby.seq))
+        let ended = Self.leftEvents(h, "lobby")
+        #expect(ended.count == 1 && ended.first?.heartRate == lobbyRate, "the stream's end ended the track")
+        #expect(h.summary("lobby") != nil)
+        #expect(abs(camRate.bpm - 72) <= 5 && abs(lobbyRate.bpm - 96) <= 5, "\(camRate.bpm) \(lobbyRate.bpm)")
+        #expect(h.core.footprint.pulseTracks == 1, "only cam's new track")
+    }
+
     @Test func estimatorsAreCappedAndHostileSkinIsRefused() {
         var limits = CollectorLimits(maxDelay: 100_000_000, statisticsInterval: 0)
         limits.maxPulseTracks = 2
@@ -72,6 +142,7 @@ struct PulseAtTheCollectorTests {
         h.send(CoreHarness.hello("cam"))
         h.send(Self.result(seq: 0, time: h.wall, faces: [0, 300, 600].map { Self.face(x: $0, skin: (150, 110, 90)) }), from: CoreHarness.worker)
         #expect(h.total("pulse_refused_cap") == 1)
+        #expect(h.core.footprint.pulseTracks == 2)
         for bad in [(Double.nan, 1.0, 1.0), (300, 1, 1), (-1, 1, 1)] {
             h.send(Self.result(seq: 1, time: h.wall, faces: [Self.face(x: 0, skin: bad)]), from: CoreHarness.worker)
         }
