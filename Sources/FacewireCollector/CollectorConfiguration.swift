@@ -33,6 +33,9 @@ public struct CollectorConfiguration: Sendable {
     public var maxMetricStreams: Int = 64
     /// `--stream-idle-timeout`: seconds without input after which an open stream is closed (0: never).
     public var streamIdleTimeoutSeconds: Double = 60
+    /// `--max-pulse-tracks`: tracks whose heart rate is estimated at once, over all streams (the rest:
+    /// `pulse_refused_cap`).
+    public var maxPulseTracks: Int = 1024
 
     /// The core's settings.
     public var limits: CollectorLimits {
@@ -41,7 +44,7 @@ public struct CollectorConfiguration: Sendable {
             maxCaptures: maxCaptures, maxWorkers: maxWorkers, maxMetricStreams: maxMetricStreams,
             streamIdleTimeout: CollectorLimits.nanoseconds(seconds: streamIdleTimeoutSeconds),
             captureExpiry: CollectorLimits.nanoseconds(seconds: captureExpirySeconds),
-            statisticsInterval: CollectorLimits.nanoseconds(seconds: statisticsIntervalSeconds))
+            statisticsInterval: CollectorLimits.nanoseconds(seconds: statisticsIntervalSeconds), maxPulseTracks: maxPulseTracks)
     }
 
     public init(

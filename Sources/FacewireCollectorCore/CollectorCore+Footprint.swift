@@ -14,6 +14,8 @@ extension CollectorCore {
         public var storedSkipRuns: Int
         /// Tracks held over all streams.
         public var tracks: Int
+        /// Tracks with a heart-rate estimator (and a last reported rate) over all streams (`--max-pulse-tracks`).
+        public var pulseTracks: Int
         /// Ended (stream, epoch) pairs remembered to refuse their stragglers.
         public var endedRemembered: Int
         /// Capture nodes remembered (live or not yet expired).
@@ -30,16 +32,18 @@ extension CollectorCore {
         var pending = 0
         var runs = 0
         var tracks = 0
+        var pulseTracks = 0
         for key in table.openKeys {
             if let buffer = table.buffer(key) {
                 pending += buffer.pendingCount
                 runs += buffer.storedSkipRunCount
             }
             tracks += streams[key]?.tracker.trackCount ?? 0
+            pulseTracks += streams[key]?.pulse.count ?? 0
         }
         return Footprint(
             openStreams: table.openCount, pendingResults: pending, pendingBytes: table.pendingBytes, storedSkipRuns: runs,
-            tracks: tracks, endedRemembered: table.rememberedEndCount, captures: captures.count, workers: workers.count,
+            tracks: tracks, pulseTracks: pulseTracks, endedRemembered: table.rememberedEndCount, captures: captures.count, workers: workers.count,
             metricStreams: labels.streamCount, metricReasons: labels.reasonCount)
     }
 

@@ -7,12 +7,14 @@ extension CollectorCore {
         result.captureTimeUs != 0 ? Double(result.captureTimeUs) / 1e6 : Double(result.seq) / 30
     }
 
-    static func faceEvent(_ kind: FaceEvent.Kind, _ track: TrackEvent) -> FaceEvent {
+    /// The event of `track`; a `left` one carries the track's last reported `heartRate`, if it had one.
+    static func faceEvent(_ kind: FaceEvent.Kind, _ track: TrackEvent, heartRate: Facewire_V1_HeartRate? = nil) -> FaceEvent {
         var event = FaceEvent()
         event.kind = kind
         event.trackingID = track.trackingID
         event.seq = track.seq
         event.trackingFrameCount = track.frameCount
+        if let heartRate { event.heartRate = heartRate }
         return event
     }
 
@@ -23,7 +25,6 @@ extension CollectorCore {
         func message(_ body: StreamMessage.OneOf_Body) {
             out.publish.append(StreamMessage(stream: key.stream, epoch: key.epoch, body: body))
         }
-        func event(_ kind: FaceEvent.Kind, _ track: TrackEvent) { message(.event(Self.faceEvent(kind, track))) }
         let label = labels.stream(key.stream)
         func countFrame(_ status: String, _ reason: String, _ count: UInt64) {
             out.frames.append(.init(stream: label, status: status, reason: labels.reason(reason), count: count))
@@ -79,9 +80,8 @@ extension CollectorCore {
                 state.statistics.record(processed: result.status == .processed, reason: result.reason, latencyMilliseconds: latency)
                 countFrame(status, result.reason, 1)
                 message(.frame(result))
-                for track in update.left { state.pulse[track.trackingID] = nil }
-                update.left.forEach { event(.left, $0) }
-                update.appeared.forEach { event(.appeared, $0) }
+                state.leftEvents(update.left).forEach { message(.event($0)) }
+                update.appeared.forEach { message(.event(Self.faceEvent(.appeared, $0))) }
             case .dropped(let seqs, let reason):
                 // O(1) whatever the run's length: a short run is published frame by frame, a run longer than
                 // --max-pending as one message with `runLength` (SPEC.md 9.1).
@@ -105,8 +105,7 @@ extension CollectorCore {
                     message(.frame(result))
                 }
             case .end(let streamCounters):
-                state.tracker.finish().forEach { event(.left, $0) }
-                state.pulse = [:]
+                state.leftEvents(state.tracker.finish()).forEach { message(.event($0)) }
                 var summary = StreamSummary()
                 summary.frames = streamCounters.emitted
                 // The buffer counts every result it emitted as processed; split off the workers' own verdicts.
@@ -128,7 +127,8 @@ extension CollectorCore {
     }
 
     /// Feeds each tracked face's skin samples to its track's heart-rate estimator and sets its `heart_rate` when the
-    /// estimator reports one. At most ``CollectorLimits/maxPulseTracks`` estimators exist over all streams.
+    /// estimator reports one (the track remembers it for its `left` event). At most ``CollectorLimits/maxPulseTracks``
+    /// tracks have an estimator over all streams.
     mutating func estimatePulse(_ result: inout FrameResult, key: Key, state: inout StreamState, out: inout CollectorOutput) {
         guard result.captureTimeUs != 0 else { return }
         for index in result.faces.indices {
@@ -148,9 +148,9 @@ extension CollectorCore {
                     out.count("pulse_refused_cap")
                     continue
                 }
-                state.pulse[face.trackingID] = PulseEstimator()
+                state.pulse[face.trackingID] = PulseTrack()
             }
-            if let estimate = state.pulse[face.trackingID]!.add(
+            if let estimate = state.pulse[face.trackingID]!.estimator.add(
                 timeUs: result.captureTimeUs, r: sum.r / sum.n, g: sum.g / sum.n, b: sum.b / sum.n)
             {
                 var rate = Facewire_V1_HeartRate()
@@ -158,6 +158,7 @@ extension CollectorCore {
                 rate.snr = Float(estimate.snr)
                 rate.windowSeconds = Float(estimate.window)
                 result.faces[index].heartRate = rate
+                state.pulse[face.trackingID]!.reported = rate
             }
         }
     }

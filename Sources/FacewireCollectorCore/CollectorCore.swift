@@ -29,10 +29,24 @@ public struct CollectorCore {
         /// Frames emitted with a worker's own status (the buffer counts them all as processed).
         var workerDropped: UInt64 = 0
         var errors: UInt64 = 0
-        /// The heart-rate estimators of the stream's live tracks that sent skin samples.
-        var pulse: [UInt64: PulseEstimator] = [:]
+        /// The heart-rate state of the stream's live tracks that sent skin samples (at most
+        /// ``CollectorLimits/maxPulseTracks`` over all streams); a track's goes when it leaves.
+        var pulse: [UInt64: PulseTrack] = [:]
         /// The last input of any kind (`--stream-idle-timeout`).
         var lastInput: UInt64
+
+        /// The `KIND_LEFT` events of `tracks`, each with the last heart rate reported for it (if any); their heart-rate
+        /// state goes.
+        mutating func leftEvents(_ tracks: [TrackEvent]) -> [FaceEvent] {
+            tracks.map { CollectorCore.faceEvent(.left, $0, heartRate: pulse.removeValue(forKey: $0.trackingID)?.reported) }
+        }
+    }
+
+    /// One track's heart rate: its estimator, and the last rate set on one of its faces, which its `left` event
+    /// carries (SPEC.md 6.4).
+    struct PulseTrack {
+        var estimator = PulseEstimator()
+        var reported: Facewire_V1_HeartRate?
     }
 
     struct CaptureEntry {
@@ -374,10 +388,11 @@ public struct CollectorCore {
         var names: Set<String> = []
         for key in table.openKeys where stream.isEmpty || key.stream == stream {
             guard var state = streams[key], let buffer = table.buffer(key) else { continue }
-            let left = state.tracker.finish()
+            let left = state.leftEvents(state.tracker.finish())
+            state.pulse.removeAll()  // every track ended
             streams[key] = state
-            for track in left {
-                out.publish.append(StreamMessage(stream: key.stream, epoch: key.epoch, body: .event(Self.faceEvent(.left, track))))
+            for event in left {
+                out.publish.append(StreamMessage(stream: key.stream, epoch: key.epoch, body: .event(event)))
             }
             var marker = TrackingReset()
             marker.seq = buffer.head

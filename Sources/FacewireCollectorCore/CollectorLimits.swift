@@ -32,15 +32,15 @@ public struct CollectorLimits: Sendable, Equatable {
     public var statisticsInterval: UInt64
     /// The least time between two log lines about the same kind of rejection or cap.
     public var noticeInterval: UInt64
-    /// Tracks whose heart rate is estimated at once, over all streams (each holds up to a window of skin samples);
-    /// more are counted (`pulse_refused_cap`) and get none.
-    public var maxPulseTracks: Int = 1024
+    /// `--max-pulse-tracks`: tracks whose heart rate is estimated at once, over all streams (each holds up to a
+    /// window of skin samples and its last reported rate); more are counted (`pulse_refused_cap`) and get none.
+    public var maxPulseTracks: Int
 
     public init(
         maxDelay: UInt64 = 1_000_000_000, maxPending: Int = 256, maxPendingBytes: Int = 256 << 20, maxStreams: Int = 1024, maxCaptures: Int = 1024,
         maxWorkers: Int = 4096, maxMetricStreams: Int = 64, streamIdleTimeout: UInt64 = 60_000_000_000,
         captureExpiry: UInt64 = 10_000_000_000, workerExpiry: UInt64 = 10_000_000_000,
-        statisticsInterval: UInt64 = 5_000_000_000, noticeInterval: UInt64 = 10_000_000_000
+        statisticsInterval: UInt64 = 5_000_000_000, noticeInterval: UInt64 = 10_000_000_000, maxPulseTracks: Int = 1024
     ) {
         self.maxDelay = maxDelay
         self.maxPending = max(1, maxPending)
@@ -54,6 +54,7 @@ public struct CollectorLimits: Sendable, Equatable {
         self.workerExpiry = workerExpiry
         self.statisticsInterval = statisticsInterval
         self.noticeInterval = noticeInterval
+        self.maxPulseTracks = max(0, maxPulseTracks)
     }
 
     /// Seconds (a flag's value) as nanoseconds: negative, NaN and infinite values never trap (they clamp).

@@ -22,6 +22,12 @@ public enum ResultValidation {
         /// A `run_length`: only the collector sets it, on the dropped runs it publishes (SPEC.md 6.2); from a worker it
         /// would make subscribers skip any number of sequences.
         case runLength = "run_length"
+        /// A face with a `heart_rate`: only the collector sets it, from the track's skin samples over time (SPEC.md 6.2).
+        case heartRate = "heart_rate"
+        /// A face's skin samples (the pulse classifier) out of bounds: more than ``maxSkinSamples``, two of one region
+        /// or a region v1 does not name, a colour not finite or outside 0...255, or a pixel count of 0 or more than the
+        /// frame's `width` × `height` (``isPlausible(skin:framePixels:)``).
+        case skin
     }
 
     /// The longest `reason` a result may carry, in bytes.
@@ -36,6 +42,8 @@ public enum ResultValidation {
     public static let maxMeshFaces = 64
     /// How far ahead of the collector's wall clock a capture time may lie, in microseconds (one day).
     public static let maxCaptureTimeAheadMicroseconds: Int64 = 86_400_000_000
+    /// The most skin samples a face may carry: one per region.
+    public static let maxSkinSamples = 3
     /// The largest coordinate or size a face may have (images are at most 8192 pixels a side; margin for boxes
     /// that stick out before clipping).
     public static let maxCoordinate: Float = 65_536
@@ -57,7 +65,33 @@ public enum ResultValidation {
             }
         }
         if meshFaces > maxMeshFaces { return .landmarks }
+        if result.faces.contains(where: \.hasHeartRate) { return .heartRate }
+        let framePixels = UInt64(result.width) * UInt64(result.height)
+        for face in result.faces where !isPlausible(skin: face.skin, framePixels: framePixels) { return .skin }
         return nil
+    }
+
+    /// Whether `skin` holds at most one sample per region of v1 (forehead, left cheek, right cheek), each with finite
+    /// colours in 0...255 and 1...`framePixels` pixels (the worker counts them in the frame as it decoded it, which is
+    /// at most the frame's full size).
+    public static func isPlausible(skin: [Facewire_V1_SkinSample], framePixels: UInt64) -> Bool {
+        func colour(_ value: Float) -> Bool { value.isFinite && value >= 0 && value <= 255 }
+        guard skin.count <= maxSkinSamples else { return false }
+        var seen: UInt8 = 0
+        for sample in skin {
+            let bit: UInt8
+            switch sample.region {
+            case .forehead: bit = 1
+            case .leftCheek: bit = 2
+            case .rightCheek: bit = 4
+            case .unspecified, .UNRECOGNIZED: return false
+            }
+            guard seen & bit == 0, colour(sample.r), colour(sample.g), colour(sample.b), sample.pixels >= 1,
+                UInt64(sample.pixels) <= framePixels
+            else { return false }
+            seen |= bit
+        }
+        return true
     }
 
     enum LandmarkCheck { case fine, mesh, invalid }
@@ -99,14 +133,6 @@ public enum ResultValidation {
         if face.hasLeftEyeOpenness && !score(face.leftEyeOpenness) { return false }
         if face.hasRightEyeOpenness && !score(face.rightEyeOpenness) { return false }
         if face.hasQuality && !score(face.quality) { return false }
-        // Skin samples (the pulse classifier): at most one per region, colours 0...255, at least one pixel. A
-        // worker never sets the heart rate: the collector does.
-        guard face.skin.count <= 3, !face.hasHeartRate else { return false }
-        for sample in face.skin {
-            guard [sample.r, sample.g, sample.b].allSatisfy({ $0.isFinite && $0 >= 0 && $0 <= 255 }), sample.pixels >= 1 else {
-                return false
-            }
-        }
         return true
     }
 }

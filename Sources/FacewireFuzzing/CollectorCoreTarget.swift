@@ -87,6 +87,7 @@ public enum CollectorCoreTarget {
             precondition(footprint.storedSkipRuns <= footprint.openStreams * (limits.maxPending + 1), "\(footprint.storedSkipRuns) skip runs stored")
             precondition(footprint.pendingBytes <= limits.maxPendingBytes + (1 << 20) * footprint.openStreams, "\(footprint.pendingBytes) bytes pending")
             precondition(footprint.tracks <= footprint.openStreams * (tracking.maxTracks + maxFacesPerResult), "\(footprint.tracks) tracks")
+            precondition(footprint.pulseTracks <= limits.maxPulseTracks, "\(footprint.pulseTracks) heart-rate estimators")
             precondition(footprint.metricStreams <= limits.maxMetricStreams + 1, "\(footprint.metricStreams) stream labels")
             precondition(footprint.endedRemembered <= CollectorCore.maxEndedRemembered(limits), "\(footprint.endedRemembered) ended streams remembered")
             checker.time = monotonic

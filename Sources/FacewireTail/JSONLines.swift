@@ -93,7 +93,8 @@ public enum JSONLines {
         out.append("]}")
     }
 
-    /// A face-appeared / face-left event: `{"stream":…,"epoch":…,"event":"faceAppeared",…}`.
+    /// A face-appeared / face-left event: `{"stream":…,"epoch":…,"event":"faceAppeared",…}`; a face-left event ends
+    /// with the track's last `"heartRate":{"bpm":…,"snr":…,"window":…}` when it had one.
     public static func line(for event: FaceEvent, stream: String, epoch: UInt64) -> String {
         rendered { write(event, stream: stream, epoch: epoch, into: &$0) }
     }
@@ -103,6 +104,15 @@ public enum JSONLines {
         field(",\"seq\":", event.seq, into: &out)
         field(",\"trackingID\":", event.trackingID, into: &out)
         field(",\"trackingFrameCount\":", event.trackingFrameCount, into: &out)
+        if event.hasHeartRate { write(heartRate: event.heartRate, into: &out) }
+        out.append("}")
+    }
+
+    /// `,"heartRate":{"bpm":…,"snr":…,"window":…}`, each with at most 1 decimal.
+    static func write(heartRate rate: Facewire_V1_HeartRate, into out: inout JSONBuffer) {
+        field(",\"heartRate\":{\"bpm\":", rate.bpm, 1, into: &out)
+        field(",\"snr\":", rate.snr, 1, into: &out)
+        field(",\"window\":", rate.windowSeconds, 1, into: &out)
         out.append("}")
     }
 

@@ -5,16 +5,17 @@ import Foundation
 /// (`facewire --role tail --format text`). JSON Lines (``JSONLines``) stays the format for programs.
 ///
 /// ```
-/// lobby     #142  ok    48 ms  2 faces  #1 412,120 96×118 roll 3° yaw -5° pitch 4° smile eyes -/- q 0.82  #2 80,96 40×52 roll -1°
+/// lobby     #142  ok    48 ms  2 faces  #1 ♥72 412,120 96×118 roll 3° yaw -5° pitch 4° smile eyes -/- q 0.82  #2 80,96 40×52 roll -1°
 /// lobby     #143  DROP  timeout
 /// lobby     #142  +face #3
-/// lobby     -face #1  seen in 140 frames, last #150
+/// lobby     -face #1 ♥72  seen in 140 frames, last #150
 /// lobby     end   600 frames: 580 processed, 20 dropped, 1 late, 0 duplicates
 /// lobby     reset tracking afresh from #151, 2 tracks ended
 /// lobby     stats 5 s: 150 frames, 30 fps, 141 processed, 9 dropped (no-worker 6, timeout 3), 1 late, 0 duplicates, p50 48 ms, p99 112 ms
 /// ```
 ///
-/// Per face: the tracking ID (`#?` when untracked), the box (x,y width×height), roll, yaw and pitch in whole
+/// Per face: the tracking ID (`#?` when untracked) and its heart rate in whole beats per minute (`♥72`) when the
+/// collector reported one, the box (x,y width×height), roll, yaw and pitch in whole
 /// degrees, `smile` when the smile classifier says so, the eyes as `open/closed` marks, image-left first (`o` open,
 /// `-` closed), when the eye classifier ran, and the quality `q` with two decimals.
 public enum TextLines {
@@ -60,12 +61,13 @@ public enum TextLines {
         return out
     }
 
-    /// A face appearing or leaving.
+    /// A face appearing or leaving; a face that leaves shows the last heart rate reported for it.
     public static func line(for event: FaceEvent, stream: String) -> String {
         switch event.kind {
         case .appeared: "\(column(stream)) #\(event.seq)  +face #\(event.trackingID)"
         default:
-            "\(column(stream)) -face #\(event.trackingID)  seen in \(event.trackingFrameCount) frames, last #\(event.seq)"
+            "\(column(stream)) -face #\(event.trackingID)\(event.hasHeartRate ? heart(event.heartRate) : "")  "
+                + "seen in \(event.trackingFrameCount) frames, last #\(event.seq)"
         }
     }
 
@@ -92,6 +94,7 @@ public enum TextLines {
     static func describe(_ face: WireFace) -> String {
         let b = face.bounds
         var out = face.trackingID == 0 ? "#?" : "#\(face.trackingID)"
+        if face.hasHeartRate { out += heart(face.heartRate) }
         out += " \(whole(b.x)),\(whole(b.y)) \(whole(b.width))×\(whole(b.height))"
         if face.hasFaceAngle { out += " roll \(whole(face.faceAngle))°" }
         if face.hasYaw { out += " yaw \(whole(face.yaw))°" }
@@ -103,6 +106,9 @@ public enum TextLines {
         if face.hasQuality { out += " q \(JSONLines.number(face.quality, 2))" }
         return out
     }
+
+    /// ` ♥72`: a heart rate in whole beats per minute.
+    static func heart(_ rate: Facewire_V1_HeartRate) -> String { " ♥\(whole(rate.bpm))" }
 
     static func column(_ stream: String) -> String {
         stream.count >= streamWidth ? stream : stream + String(repeating: " ", count: streamWidth - stream.count)

@@ -119,6 +119,45 @@ struct ResultValidationTests {
         #expect(check(.mesh, 936, value: 1e9) == .landmarks)
     }
 
+    static func sample(_ region: Facewire_V1_SkinSample.Region, pixels: UInt32 = 400, colour: Float = 128) -> Facewire_V1_SkinSample {
+        .with {
+            $0.region = region
+            ($0.r, $0.g, $0.b) = (colour, colour, colour)
+            $0.pixels = pixels
+        }
+    }
+
+    @Test func skinSamplesAreOnePerRegionWithinTheFrameAndTheColourRange() {
+        func check(_ skin: [Facewire_V1_SkinSample], width: UInt32 = 640, height: UInt32 = 480) -> ResultValidation.Rejection? {
+            var result = Self.result(faces: [Self.face { $0.skin = skin }])
+            result.width = width
+            result.height = height
+            return ResultValidation.rejection(of: result, wallMicroseconds: Self.wall)
+        }
+        let all = [Self.sample(.forehead), Self.sample(.leftCheek), Self.sample(.rightCheek)]
+        #expect(check(all) == nil)
+        #expect(check([]) == nil)
+        #expect(check([Self.sample(.rightCheek, pixels: 640 * 480, colour: 255), Self.sample(.forehead, pixels: 1, colour: 0)]) == nil)
+        #expect(check(all + [Self.sample(.forehead)]) == .skin, "four samples")
+        #expect(check([Self.sample(.leftCheek), Self.sample(.leftCheek)]) == .skin, "two of one region")
+        #expect(check([Self.sample(.unspecified)]) == .skin)
+        #expect(check([Self.sample(.UNRECOGNIZED(4))]) == .skin)
+        #expect(check([Self.sample(.forehead, pixels: 0)]) == .skin)
+        #expect(check([Self.sample(.forehead, pixels: 640 * 480 + 1)]) == .skin, "more pixels than the frame has")
+        #expect(check([Self.sample(.forehead, pixels: .max)], width: .max, height: .max) == nil, "the frame's size never overflows")
+        #expect(check([Self.sample(.forehead, pixels: 1)], width: 0, height: 0) == .skin, "no frame, no pixels")
+        for colour in [Float.nan, .infinity, -.infinity, -0.5, 255.5] {
+            #expect(check([Self.sample(.forehead, colour: colour)]) == .skin, "\(colour)")
+        }
+    }
+
+    @Test func aHeartRateFromAWorkerIsRejected() {
+        let face = Self.face { $0.heartRate = .with { $0.bpm = 72 } }
+        #expect(ResultValidation.rejection(of: Self.result(faces: [Self.face(), face]), wallMicroseconds: Self.wall) == .heartRate)
+        let empty = Self.face { $0.heartRate = Facewire_V1_HeartRate() }
+        #expect(ResultValidation.rejection(of: Self.result(faces: [empty]), wallMicroseconds: Self.wall) == .heartRate, "present, even empty")
+    }
+
     @Test func atMostMaxMeshFacesCarryTheMesh() {
         let mesh = Self.face {
             $0.landmarkScheme = .mesh

@@ -54,7 +54,8 @@ struct GoldenVectorTests {
             "frame", "ready", "envelope_hello_capture", "envelope_result", "envelope_skipped", "envelope_end",
             "stream_frame", "stream_event", "stream_end", "stream_heartbeat", "bad_version", "truncated", "bad_stream_id",
             "frame_settings", "frame_settings_no_classifiers", "frame_settings_empty", "frame_settings_unknown",
-            "envelope_result_expression", "stream_frame_expression",
+            "envelope_result_expression", "stream_frame_expression", "envelope_result_pulse", "stream_frame_pulse",
+            "stream_event_left_heart_rate",
         ]
         #expect(required.isSubset(of: Set(vectors.map(\.name))))
 
@@ -168,7 +169,7 @@ struct GoldenVectorDetailTests {
         }
     }
 
-    private func expressionResult(_ name: String) throws -> FrameResult? {
+    private func frameResult(_ name: String) throws -> FrameResult? {
         let wire = try parts(name)
         if name.hasPrefix("stream") {
             if case .frame(let frame) = try StreamMessage(parts: wire).body { return frame }
@@ -181,7 +182,7 @@ struct GoldenVectorDetailTests {
 
     @Test(arguments: ["envelope_result_expression", "stream_frame_expression"])
     func expressionFields(_ name: String) throws {
-        guard let result = try expressionResult(name) else { return }
+        guard let result = try frameResult(name) else { return }
         #expect(result.timings.classifyMs == 4.5)
         #expect(result.faces.count == 3)
 
@@ -204,6 +205,38 @@ struct GoldenVectorDetailTests {
         let bare = result.faces[2]
         #expect(!bare.hasYaw && !bare.hasSmileScore && !bare.hasLeftEyeClosedScore && !bare.hasRightEyeClosedScore)
         #expect(!bare.hasSmile_p && !bare.leftEyeClosed && !bare.rightEyeClosed)
+    }
+
+    @Test(arguments: ["envelope_result_pulse", "stream_frame_pulse"])
+    func skinSamplesAndTheHeartRate(_ name: String) throws {
+        guard let result = try frameResult(name) else { return }
+        let face = try #require(result.faces.first)
+        #expect(face.skin.map(\.region) == [.forehead, .leftCheek, .rightCheek])
+        #expect(face.skin.map(\.pixels) == [1843, 612, 598])
+        #expect(face.skin[0].r == 171.5 && face.skin[0].g == 122.25 && face.skin[0].b == 98.75)
+        #expect(face.hasHeartRate == name.hasPrefix("stream"), "a worker never sets it; the collector does")
+        let bytes = hex(try parts(name).last!)
+        // Field 25 (a two-byte key, ca 01), 20 bytes: region 1, r 171.5, g 122.25, b 98.75, pixels 1843 (varint b3 0e).
+        #expect(bytes.contains("ca011408011500802b431d0080f442250080c54228b30e"))
+        if face.hasHeartRate {
+            #expect(face.heartRate.bpm == 72.5 && face.heartRate.snr == 6.25 && face.heartRate.windowSeconds == 10)
+            // Field 26 (d2 01), 15 bytes: bpm, snr, window_seconds.
+            #expect(bytes.contains("d2010f0d00009142150000c8401d00002041"))
+        }
+    }
+
+    @Test func aLeftEventCarriesTheTracksLastHeartRate() throws {
+        let message = try StreamMessage(parts: try parts("stream_event_left_heart_rate"))
+        guard case .event(let event) = message.body else {
+            Issue.record("not an event: \(message)")
+            return
+        }
+        #expect(event.kind == .left && event.hasHeartRate && event.heartRate.bpm == 72.5)
+        // Field 5 (2a), 15 bytes, after tracking_frame_count.
+        #expect(hex(try parts("stream_event_left_heart_rate")[1]).hasSuffix("2a0f0d00009142150000c8401d00002041"))
+        let plain = try StreamMessage(parts: try parts("stream_event_left"))
+        guard case .event(let without) = plain.body else { return }
+        #expect(!without.hasHeartRate, "a track that never reported a rate leaves without one")
     }
 
     @Test func zeroOptionalFloatsAreOnTheWire() throws {
@@ -554,12 +587,17 @@ struct SwiftEncoderTests {
         #expect(parts == [try file("topic_cam-1.bin"), try file("stream_frame_expression.bin")])
     }
 
+    static func event(_ kind: FaceEvent.Kind, trackingID: UInt64, seq: UInt64, frames: UInt32) -> FaceEvent {
+        var event = FaceEvent()
+        event.kind = kind
+        event.trackingID = trackingID
+        event.seq = seq
+        event.trackingFrameCount = frames
+        return event
+    }
+
     @Test func streamEventsAndEnd() throws {
-        var appeared = FaceEvent()
-        appeared.kind = .appeared
-        appeared.trackingID = 8
-        appeared.seq = 42
-        appeared.trackingFrameCount = 1
+        let appeared = Self.event(.appeared, trackingID: 8, seq: 42, frames: 1)
         #expect(
             try StreamMessage(stream: Self.stream, epoch: Self.epoch, body: .event(appeared)).parts()
                 == [try file("topic_cam-1.bin"), try file("stream_event.bin")])
@@ -573,6 +611,65 @@ struct SwiftEncoderTests {
         #expect(
             try StreamMessage(stream: Self.stream, epoch: Self.epoch, body: .end(summary)).parts()
                 == [try file("topic_cam-1.bin"), try file("stream_end.bin")])
+    }
+
+    static func point(_ x: Float, _ y: Float) -> WirePoint {
+        .with {
+            $0.x = x
+            $0.y = y
+        }
+    }
+
+    /// The result of `envelope_result_pulse.bin`: one face with the pulse classifier's three skin samples (the
+    /// expression result's stream, worker and timings but for `classify_ms`).
+    static func pulseResult() -> FrameResult {
+        var face = WireFace()
+        face.bounds = .with { ($0.x, $0.y, $0.width, $0.height) = (240, 300, 200, 240) }
+        (face.leftEye, face.rightEye, face.mouth, face.nose) = (point(296, 392), point(384, 392), point(340, 480), point(340, 440))
+        face.faceAngle = 0
+        face.confidence = 0.9375
+        face.yaw = 0
+        let samples: [(Facewire_V1_SkinSample.Region, Float, Float, Float, UInt32)] = [
+            (.forehead, 171.5, 122.25, 98.75, 1843), (.leftCheek, 165, 118.5, 95.25, 612), (.rightCheek, 166.75, 119, 96.5, 598),
+        ]
+        face.skin = samples.map { region, r, g, b, pixels in
+            .with {
+                $0.region = region
+                ($0.r, $0.g, $0.b) = (r, g, b)
+                $0.pixels = pixels
+            }
+        }
+        var result = expressionResult()
+        result.seq = 342
+        result.captureTimeUs = captureTime + 10_000_000
+        result.timings.classifyMs = 0.5
+        result.faces = [face]
+        return result
+    }
+
+    static let heartRate = Facewire_V1_HeartRate.with {
+        $0.bpm = 72.5
+        $0.snr = 6.25
+        $0.windowSeconds = 10
+    }
+
+    @Test func pulseResultAndItsHeartRate() throws {
+        #expect(try Envelope(.result(Self.pulseResult())).serializedBytes() == (try file("envelope_result_pulse.bin")))
+
+        var published = Self.pulseResult()
+        published.timings.totalMs = 41.5
+        published.faces[0].trackingID = 11
+        published.faces[0].trackingFrameCount = 301
+        published.faces[0].heartRate = Self.heartRate
+        #expect(
+            try StreamMessage(stream: Self.stream, epoch: Self.epoch, body: .frame(published)).parts()
+                == [try file("topic_cam-1.bin"), try file("stream_frame_pulse.bin")])
+
+        var left = Self.event(.left, trackingID: 11, seq: 380, frames: 339)
+        left.heartRate = Self.heartRate
+        #expect(
+            try StreamMessage(stream: Self.stream, epoch: Self.epoch, body: .event(left)).parts()
+                == [try file("topic_cam-1.bin"), try file("stream_event_left_heart_rate.bin")])
     }
 
     @Test func heartbeat() throws {

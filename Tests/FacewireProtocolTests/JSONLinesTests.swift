@@ -515,6 +515,28 @@ struct JSONLinesTests {
         #expect(left["event"] as? String == "faceLeft")
         #expect(double(left["seq"]) == 57)
         #expect(double(left["trackingFrameCount"]) == 16)
+        #expect(left["heartRate"] == nil, "a track that never reported a rate")
+
+        // The track's last reported heart rate ends a faceLeft line. Ties round to even (72.25 -> 72.2), as in 12.1.
+        event.heartRate = .with {
+            $0.bpm = 72.25
+            $0.snr = 6.5
+            $0.windowSeconds = 10
+        }
+        let rated = JSONLines.line(for: event, stream: "cam-1", epoch: 9)
+        #expect(rated == #"{"stream":"cam-1","epoch":9,"event":"faceLeft","seq":57,"trackingID":8,"trackingFrameCount":16,"heartRate":{"bpm":72.2,"snr":6.5,"window":10}}"#)
+        #expect(Set(try parse(rated).keys) == ["stream", "epoch", "event", "seq", "trackingID", "trackingFrameCount", "heartRate"])
+        event.heartRate.bpm = .nan
+        #expect(JSONLines.line(for: event, stream: "cam-1", epoch: 9).contains(#""heartRate":{"bpm":null,"#))
+    }
+
+    @Test func goldenLeftEventWithAHeartRateRendersAsALine() throws {
+        let vector = try #require(GoldenVectors.all.first { $0.name == "stream_event_left_heart_rate" })
+        let message = try StreamMessage(parts: try vector.partBytes())
+        #expect(JSONLines.line(for: message) == #"{"stream":"cam-1","epoch":1732240000000000,"event":"faceLeft","seq":380,"trackingID":11,"trackingFrameCount":339,"heartRate":{"bpm":72.5,"snr":6.2,"window":10}}"#)
+        let frame = try #require(GoldenVectors.all.first { $0.name == "stream_frame_pulse" })
+        let line = try #require(JSONLines.line(for: try StreamMessage(parts: try frame.partBytes())))
+        #expect(line.contains(#""heartRate":{"bpm":72.5,"snr":6.2,"window":10}"#), "a face prints its rate as the event does")
     }
 
     static func statistics(latency: Bool) -> StreamStatisticsMessage {

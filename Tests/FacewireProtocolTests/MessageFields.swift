@@ -91,7 +91,30 @@ enum MessageFields {
         if face.hasSmileScore { out["smile_score"] = number(face.smileScore) }
         if face.hasLeftEyeClosedScore { out["left_eye_closed_score"] = number(face.leftEyeClosedScore) }
         if face.hasRightEyeClosedScore { out["right_eye_closed_score"] = number(face.rightEyeClosedScore) }
+        out["skin"] = .array(face.skin.map(of))
+        if face.hasHeartRate { out["heart_rate"] = of(face.heartRate) }
         return .object(out)
+    }
+
+    static func name(_ region: Facewire_V1_SkinSample.Region) -> JSONValue {
+        switch region {
+        case .unspecified: .string("REGION_UNSPECIFIED")
+        case .forehead: .string("REGION_FOREHEAD")
+        case .leftCheek: .string("REGION_LEFT_CHEEK")
+        case .rightCheek: .string("REGION_RIGHT_CHEEK")
+        case .UNRECOGNIZED(let value): number(value)
+        }
+    }
+
+    static func of(_ sample: Facewire_V1_SkinSample) -> JSONValue {
+        .object([
+            "region": name(sample.region), "r": number(sample.r), "g": number(sample.g), "b": number(sample.b),
+            "pixels": number(sample.pixels),
+        ])
+    }
+
+    static func of(_ rate: Facewire_V1_HeartRate) -> JSONValue {
+        .object(["bpm": number(rate.bpm), "snr": number(rate.snr), "window_seconds": number(rate.windowSeconds)])
     }
 
     static func of(_ timings: FrameTimings) -> JSONValue {
@@ -207,12 +230,14 @@ enum MessageFields {
     }
 
     static func of(_ event: FaceEvent) -> JSONValue {
-        .object([
+        var out: [String: JSONValue] = [
             "kind": .string(name(event.kind)),
             "tracking_id": number(event.trackingID),
             "seq": number(event.seq),
             "tracking_frame_count": number(event.trackingFrameCount),
-        ])
+        ]
+        if event.hasHeartRate { out["heart_rate"] = of(event.heartRate) }
+        return .object(out)
     }
 
     static func of(_ summary: StreamSummary) -> JSONValue {

@@ -40,6 +40,19 @@ struct TextLinesTests {
         #expect(line == "lobby     #142  ok  48 ms  1 face  #7 413,188 160×192 roll -5° yaw 2° pitch -12° eyes o/o q 0.82")
     }
 
+    @Test func aFaceShowsItsHeartRateBesideItsTrackingID() {
+        var face = JSONLinesTests.face(tracked: true)
+        face.heartRate = .with {
+            $0.bpm = 84.4
+            $0.snr = 5
+            $0.windowSeconds = 10
+        }
+        var absurd = JSONLinesTests.face(tracked: false)
+        absurd.heartRate.bpm = .infinity
+        let line = TextLines.line(for: Self.frame(faces: [face, absurd, JSONLinesTests.face(tracked: true)]))
+        #expect(line == "lobby     #142  ok  48 ms  3 faces  #7 ♥84 413,188 160×192 roll -5°  #? ♥? 413,188 160×192 roll -5°  #7 413,188 160×192 roll -5°")
+    }
+
     @Test func oneFaceNoFacesDroppedAndErrors() {
         #expect(TextLines.line(for: Self.frame(faces: [])).hasSuffix("ok  48 ms  0 faces"))
         #expect(TextLines.line(for: Self.frame(faces: [JSONLinesTests.face(tracked: true)])).contains("  1 face  #7 "))
@@ -65,6 +78,8 @@ struct TextLinesTests {
         event.seq = 150
         event.trackingFrameCount = 140
         #expect(TextLines.line(for: event, stream: "lobby") == "lobby     -face #3  seen in 140 frames, last #150")
+        event.heartRate.bpm = 71.6
+        #expect(TextLines.line(for: event, stream: "lobby") == "lobby     -face #3 ♥72  seen in 140 frames, last #150", "its last rate")
         var summary = StreamSummary()
         summary.frames = 600
         summary.processed = 580

@@ -13,6 +13,7 @@ Canonical proto3 encoding is used throughout (what protoc-generated encoders emi
   * `optional` scalars (Face.face_angle, Face.yaw, the Face.*_score fields,
     DetectionSettings.classifiers) and sub-messages are written when present, even when they hold
     only defaults (an empty sub-message is `tag 00`, an optional 0 is its key and a zero value);
+  * repeated fields are written element by element, in order (Face.skin: one sub-message each);
   * unknown fields (only in the *_unknown_field vector) come last.
 So a canonical encoder (SwiftProtobuf, protoc's C++/Python encoders) re-encodes every valid vector
 to the same bytes.
@@ -24,6 +25,7 @@ vectors.json format: {"vectors": [ {name, kind, parts, hex, valid, expect | erro
          "stream" ([topic][StreamMessage])
   parts  the .bin files of the ZeroMQ message parts, in order; hex: the same bytes in hex
   expect the decoded message: proto field names; every scalar field listed (defaults included);
+         every repeated field listed ([] when empty);
          a sub-message or optional field key only when present; enums by their proto names (a
          value the schema does not name, by its number); bools as JSON true / false; a oneof
          member under its field name. For "frame" also "image_size".
@@ -106,6 +108,7 @@ def f_message(field, encoded):
 ROLE = {"ROLE_UNSPECIFIED": 0, "ROLE_CAPTURE": 1, "ROLE_WORKER": 2, "ROLE_TAIL": 3, "ROLE_VIEW": 4}
 STATUS = {"FRAME_STATUS_PROCESSED": 0, "FRAME_STATUS_DROPPED": 1, "FRAME_STATUS_ERROR": 2}
 KIND = {"KIND_APPEARED": 0, "KIND_LEFT": 1}
+REGION = {"REGION_UNSPECIFIED": 0, "REGION_FOREHEAD": 1, "REGION_LEFT_CHEEK": 2, "REGION_RIGHT_CHEEK": 3}
 ACCURACY = {"ACCURACY_UNSET": 0, "ACCURACY_LOW": 1, "ACCURACY_HIGH": 2}
 FACE_MODE = {"FACE_MODE_UNSET": 0, "FACE_MODE_SMALL": 1, "FACE_MODE_LARGE": 2}
 
@@ -157,6 +160,20 @@ def enc_rect(m):
     return f_float(1, m["x"]) + f_float(2, m["y"]) + f_float(3, m["width"]) + f_float(4, m["height"])
 
 
+def enc_skin_sample(m):
+    return (
+        f_uint(1, enum(REGION, m["region"]))
+        + f_float(2, m["r"])
+        + f_float(3, m["g"])
+        + f_float(4, m["b"])
+        + f_uint(5, m["pixels"])
+    )
+
+
+def enc_heart_rate(m):
+    return f_float(1, m["bpm"]) + f_float(2, m["snr"]) + f_float(3, m["window_seconds"])
+
+
 def enc_face(m):
     out = b""
     if "bounds" in m:
@@ -181,6 +198,10 @@ def enc_face(m):
     for field, name in ((15, "left_eye_closed_score"), (16, "right_eye_closed_score")):
         if name in m:
             out += f_float(field, m[name], present=True)
+    for sample in m["skin"]:  # fields 25 and 26 have two-byte keys (ca 01, d2 01)
+        out += f_message(25, enc_skin_sample(sample))
+    if "heart_rate" in m:
+        out += f_message(26, enc_heart_rate(m["heart_rate"]))
     return out
 
 
@@ -290,12 +311,15 @@ def enc_envelope(m):
 
 
 def enc_face_event(m):
-    return (
+    out = (
         f_uint(1, KIND[m["kind"]])
         + f_uint(2, m["tracking_id"])
         + f_uint(3, m["seq"])
         + f_uint(4, m["tracking_frame_count"])
     )
+    if "heart_rate" in m:
+        out += f_message(5, enc_heart_rate(m["heart_rate"]))
+    return out
 
 
 def enc_stream_summary(m):
@@ -412,6 +436,7 @@ FACE_FULL = {
     "has_smile": False,  # no classifier ran: every score absent, every flag false
     "left_eye_closed": False,
     "right_eye_closed": False,
+    "skin": [],
 }
 
 FACE_BOUNDS_ONLY = {
@@ -422,6 +447,7 @@ FACE_BOUNDS_ONLY = {
     "has_smile": False,
     "left_eye_closed": False,
     "right_eye_closed": False,
+    "skin": [],
 }
 
 RESULT = {
@@ -472,6 +498,7 @@ FACE_EXPRESSIVE = {
     "right_eye_closed": True,
     "left_eye_closed_score": 0.0,
     "right_eye_closed_score": 0.75,
+    "skin": [],
 }
 
 # Looking straight ahead (yaw 0.0, present), not smiling (score present, flag false and so absent on
@@ -491,6 +518,7 @@ FACE_SMILE_ONLY = {
     "smile_score": 0.25,
     "left_eye_closed": False,
     "right_eye_closed": False,
+    "skin": [],
 }
 
 RESULT_EXPRESSION = {
@@ -514,6 +542,41 @@ STREAM_RESULT_EXPRESSION["faces"] = [
     tracked(FACE_SMILE_ONLY, 10, 1),
     tracked(FACE_BOUNDS_ONLY, 8, 3),
 ]
+
+# The pulse classifier ran (classifiers bit 4): the mean colour of the forehead and both cheeks, each with the skin
+# pixels it averaged (SPEC 11.5). Facing the camera like FACE_SMILE_ONLY (face_angle and yaw 0.0), but no smile
+# classifier. A worker never sets heart_rate; the collector adds it (STREAM_RESULT_PULSE).
+FACE_PULSE = dict(
+    FACE_SMILE_ONLY,
+    bounds={"x": 240.0, "y": 300.0, "width": 200.0, "height": 240.0},
+    left_eye={"x": 296.0, "y": 392.0},
+    right_eye={"x": 384.0, "y": 392.0},
+    mouth={"x": 340.0, "y": 480.0},
+    nose={"x": 340.0, "y": 440.0},
+    confidence=0.9375,
+    skin=[
+        {"region": "REGION_FOREHEAD", "r": 171.5, "g": 122.25, "b": 98.75, "pixels": 1843},
+        {"region": "REGION_LEFT_CHEEK", "r": 165.0, "g": 118.5, "b": 95.25, "pixels": 612},
+        {"region": "REGION_RIGHT_CHEEK", "r": 166.75, "g": 119.0, "b": 96.5, "pixels": 598},
+    ],
+)
+del FACE_PULSE["smile_score"]
+
+# Ten seconds after seq 42, where the face's track began: a full window of skin samples. The timings are the
+# expression result's but for classify_ms.
+RESULT_PULSE = dict(
+    RESULT_EXPRESSION,
+    seq=342,
+    capture_time_us=CAPTURE_TIME + 10_000_000,
+    timings=dict(RESULT_EXPRESSION["timings"], classify_ms=0.5),
+    faces=[FACE_PULSE],
+)
+
+# What the collector publishes once the track's estimate is trustworthy: the same face, tracked, with heart_rate.
+HEART_RATE = {"bpm": 72.5, "snr": 6.25, "window_seconds": 10.0}
+STREAM_RESULT_PULSE = dict(RESULT_PULSE)
+STREAM_RESULT_PULSE["timings"] = dict(RESULT_PULSE["timings"], total_ms=41.5)
+STREAM_RESULT_PULSE["faces"] = [dict(tracked(FACE_PULSE, 11, 301), heart_rate=HEART_RATE)]
 
 DROPPED_RESULT = {
     "stream": STREAM,
@@ -674,6 +737,7 @@ for name, body_name, body in (
     ("envelope_welcome", "welcome", WELCOME),
     ("envelope_result", "result", RESULT),
     ("envelope_result_expression", "result", RESULT_EXPRESSION),
+    ("envelope_result_pulse", "result", RESULT_PULSE),
     ("envelope_skipped", "skipped", SKIPPED),
     ("envelope_end", "end", END),
     ("envelope_reset", "reset", {"stream": STREAM, "request_id": "r-1"}),
@@ -689,6 +753,7 @@ TOPIC_PART = ("topic_cam-1.bin", topic(STREAM))
 for name, message in (
     ("stream_frame", stream_message("frame", STREAM_RESULT)),
     ("stream_frame_expression", stream_message("frame", STREAM_RESULT_EXPRESSION)),
+    ("stream_frame_pulse", stream_message("frame", STREAM_RESULT_PULSE)),
     ("stream_frame_dropped", stream_message("frame", DROPPED_RESULT)),
     # A run of dropped sequences longer than --max-pending: one message for seq 100 ... 100 + 2^40 - 1.
     ("stream_frame_dropped_run", stream_message("frame", dict(DROPPED_RESULT, seq=100, reason="no-worker", run_length=1 << 40))),
@@ -699,6 +764,13 @@ for name, message in (
     (
         "stream_event_left",
         stream_message("event", {"kind": "KIND_LEFT", "tracking_id": 3, "seq": 41, "tracking_frame_count": 57}),
+    ),
+    (
+        "stream_event_left_heart_rate",
+        stream_message(
+            "event",
+            {"kind": "KIND_LEFT", "tracking_id": 11, "seq": 380, "tracking_frame_count": 339, "heart_rate": HEART_RATE},
+        ),
     ),
     (
         "stream_end",

@@ -288,7 +288,8 @@ public nonisolated struct Facewire_V1_DetectionSettings: Sendable {
   public var faceMode: Facewire_V1_DetectionSettings.FaceMode = .unset
 
   /// bit 0: smile, bit 1: eyes closed and openness, bit 2: head pose (pitch, roll from the face mesh),
-  /// bit 3: quality; absent = unset, 0 = none. A worker refuses bits it does not know (SPEC.md 6.1).
+  /// bit 3: quality, bit 4: pulse (Face.skin); absent = unset, 0 = none. A worker refuses bits it does not
+  /// know (SPEC.md 11.4).
   public var classifiers: UInt32 {
     get {_classifiers ?? 0}
     set {_classifiers = newValue}
@@ -1105,6 +1106,17 @@ public nonisolated struct Facewire_V1_FaceEvent: Sendable {
 
   public var trackingFrameCount: UInt32 = 0
 
+  /// KIND_LEFT only: the track's last heart rate the collector reported on a face (Face.heart_rate), however long
+  /// ago; absent when it never reported one (SPEC.md 6.4).
+  public var heartRate: Facewire_V1_HeartRate {
+    get {_heartRate ?? Facewire_V1_HeartRate()}
+    set {_heartRate = newValue}
+  }
+  /// Returns true if `heartRate` has been explicitly set.
+  public var hasHeartRate: Bool {self._heartRate != nil}
+  /// Clears the value of `heartRate`. Subsequent reads from it will return its default value.
+  public mutating func clearHeartRate() {self._heartRate = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum Kind: SwiftProtobuf.Enum, Swift.CaseIterable {
@@ -1142,6 +1154,8 @@ public nonisolated struct Facewire_V1_FaceEvent: Sendable {
   }
 
   public init() {}
+
+  fileprivate var _heartRate: Facewire_V1_HeartRate? = nil
 }
 
 public nonisolated struct Facewire_V1_StreamSummary: Sendable {
@@ -2623,7 +2637,7 @@ nonisolated extension Facewire_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension Facewire_V1_FaceEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".FaceEvent"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{3}tracking_id\0\u{1}seq\0\u{3}tracking_frame_count\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{3}tracking_id\0\u{1}seq\0\u{3}tracking_frame_count\0\u{3}heart_rate\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2635,12 +2649,17 @@ nonisolated extension Facewire_V1_FaceEvent: SwiftProtobuf.Message, SwiftProtobu
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.trackingID) }()
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self.seq) }()
       case 4: try { try decoder.decodeSingularUInt32Field(value: &self.trackingFrameCount) }()
+      case 5: try { try decoder.decodeSingularMessageField(value: &self._heartRate) }()
       default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
     if self.kind != .appeared {
       try visitor.visitSingularEnumField(value: self.kind, fieldNumber: 1)
     }
@@ -2653,6 +2672,9 @@ nonisolated extension Facewire_V1_FaceEvent: SwiftProtobuf.Message, SwiftProtobu
     if self.trackingFrameCount != 0 {
       try visitor.visitSingularUInt32Field(value: self.trackingFrameCount, fieldNumber: 4)
     }
+    try { if let v = self._heartRate {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2661,6 +2683,7 @@ nonisolated extension Facewire_V1_FaceEvent: SwiftProtobuf.Message, SwiftProtobu
     if lhs.trackingID != rhs.trackingID {return false}
     if lhs.seq != rhs.seq {return false}
     if lhs.trackingFrameCount != rhs.trackingFrameCount {return false}
+    if lhs._heartRate != rhs._heartRate {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -25,6 +25,8 @@ public enum PageModel {
         public var leftEyeClosed: Bool
         public var rightEyeClosed: Bool
         public var frames: UInt32
+        /// The face's heart rate (`heart_rate`, set by the collector) in whole beats per minute; nil when it has none.
+        public var bpm: Int?
 
         public init?(_ face: WireFace) {
             guard face.hasBounds, let x = finite(face.bounds.x), let y = finite(face.bounds.y), let w = finite(face.bounds.width),
@@ -45,6 +47,7 @@ public enum PageModel {
             leftEyeClosed = face.leftEyeClosed
             rightEyeClosed = face.rightEyeClosed
             frames = face.trackingFrameCount
+            bpm = face.hasHeartRate ? beatsPerMinute(face.heartRate) : nil
         }
     }
 
@@ -80,6 +83,8 @@ public enum PageModel {
         public var atMs: Int64
         /// Whether the track has a picture (`/streams/{stream}/tracks/{trackingID}.jpg`).
         public var hasPicture: Bool
+        /// `left`: the last heart rate the collector reported for the track, in whole beats per minute; nil when none.
+        public var bpm: Int?
     }
 
     /// Drops by reason code and the newest drop.
@@ -128,6 +133,13 @@ public enum PageModel {
 }
 
 func finite(_ value: Float) -> Float? { value.isFinite ? value : nil }
+
+/// A heart rate as the page shows it: whole beats per minute; nil for a value no heart has (not finite, or outside
+/// 1...999), which a conforming collector never sends (SPEC.md 6.2: 40...180).
+func beatsPerMinute(_ rate: Facewire_V1_HeartRate) -> Int? {
+    guard rate.bpm.isFinite, rate.bpm >= 0.5, rate.bpm < 999.5 else { return nil }
+    return Int(rate.bpm.rounded())
+}
 
 private func point(_ p: WirePoint) -> PageModel.Point? {
     guard let x = finite(p.x), let y = finite(p.y) else { return nil }

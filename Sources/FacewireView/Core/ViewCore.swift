@@ -201,11 +201,12 @@ public struct ViewCore: Sendable {
         if view.pending.count + (joinable == nil ? 0 : 1) < before { out.counters.append("view_previews_unjoined") }
         guard result.status == .processed else { return }
         var trimmed = result
-        // Kept are the fields the page and the crops use: not the mesh, nor fields this view does not know (a result
-        // can carry up to 1 MiB of them, and up to 64 results wait per stream).
+        // Kept are the fields the page and the crops use: not the mesh, nor the skin samples, nor fields this view does
+        // not know (a result can carry up to 1 MiB of them, and up to 64 results wait per stream).
         trimmed.unknownFields = UnknownStorage()
         for index in trimmed.faces.indices {
             trimmed.faces[index].landmarks = []
+            trimmed.faces[index].skin = []
             trimmed.faces[index].unknownFields = UnknownStorage()
         }
         if trimmed.faces.count > Self.maxFacesKept { trimmed.faces.removeLast(trimmed.faces.count - Self.maxFacesKept) }
@@ -254,7 +255,7 @@ public struct ViewCore: Sendable {
         let page = PageModel.Event(
             kind: event.kind == .appeared ? "appeared" : "left", stream: view.stream, epoch: view.epoch, trackingID: event.trackingID,
             seq: event.seq, frames: track?.frameCount ?? event.trackingFrameCount, durationMs: track?.durationMs ?? 0, atMs: nowMs,
-            hasPicture: track?.crop != nil)
+            hasPicture: track?.crop != nil, bpm: event.hasHeartRate ? beatsPerMinute(event.heartRate) : nil)
         out.events.append(page)
         view.events.append(page)
         if view.events.count > limits.eventsPerStream { view.events.removeFirst(view.events.count - limits.eventsPerStream) }

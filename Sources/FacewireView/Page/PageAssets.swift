@@ -197,7 +197,8 @@ public enum PageAssets {
           if (f.hasSmile) marks.push("smile");
           if (f.leftEyeClosed && f.rightEyeClosed) marks.push("eyes closed");
           else if (f.leftEyeClosed || f.rightEyeClosed) marks.push("wink");
-          return (f.id ? `#${f.id}` : "face") + (marks.length ? ` (${marks.join(", ")})` : "");
+          const heart = typeof f.bpm === "number" ? ` ♥ ${f.bpm}` : "";
+          return (f.id ? `#${f.id}` : "face") + heart + (marks.length ? ` (${marks.join(", ")})` : "");
         }
 
         function drawFace(ctx, f, s) {
@@ -270,6 +271,7 @@ public enum PageAssets {
           if (ev.hasPicture) img.src = src; else setTimeout(() => { img.src = src; }, 1500);
           const text = ev.kind === "left"
             ? `${ev.stream} #${ev.trackingID} left after ${(ev.durationMs / 1000).toFixed(1)} s, ${ev.frames} frames`
+              + (typeof ev.bpm === "number" ? `, ♥ ${ev.bpm}` : "")
             : `${ev.stream} #${ev.trackingID} appeared (seq ${ev.seq})`;
           li.append(img, $("span", null, text));
           const list = document.getElementById("events");

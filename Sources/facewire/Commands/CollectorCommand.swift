@@ -61,6 +61,17 @@ struct CollectorCommand: AsyncParsableCommand {
     @Option(help: "Seconds without any input (hello, result, skip) after which an open stream is closed: its gaps drop as timeout and it ends; 0 = never.")
     var streamIdleTimeout: Double = 60
 
+    @Option(help: ArgumentHelp(CollectorCommand.maxPulseTracksHelp))
+    var maxPulseTracks: Int = 1024
+
+    /// What `--max-pulse-tracks` accepts: an estimator holds a window of skin samples (at most 2048 of 32 bytes), so
+    /// 16,384 of them hold at most 1 GiB.
+    static let maxPulseTracksRange = 0...16_384
+    /// `--max-pulse-tracks`' help, shared by the collector and `local`.
+    static let maxPulseTracksHelp = "Tracks whose heart rate is estimated at once, over all streams, "
+        + "\(maxPulseTracksRange.lowerBound)...\(maxPulseTracksRange.upperBound) (each holds a window of skin samples); "
+        + "a track beyond it gets no heart rate (counted as pulse_refused_cap); 0 = none."
+
     @OptionGroup(title: "Security (CURVE)") var curve: CurveOptions
     @OptionGroup(title: "Metrics") var metrics: MetricsOptions
     @OptionGroup var log: LogOptions
@@ -79,6 +90,14 @@ struct CollectorCommand: AsyncParsableCommand {
             throw ValidationError("--max-captures, --max-workers and --max-metric-streams must not be negative")
         }
         guard streamIdleTimeout >= 0, streamIdleTimeout.isFinite else { throw ValidationError("--stream-idle-timeout must be >= 0 seconds") }
+        try Self.validateMaxPulseTracks(maxPulseTracks)
+    }
+
+    /// Refuses a `--max-pulse-tracks` outside ``maxPulseTracksRange`` (the collector and `local` roles).
+    static func validateMaxPulseTracks(_ value: Int) throws {
+        guard maxPulseTracksRange.contains(value) else {
+            throw ValidationError("--max-pulse-tracks must be \(maxPulseTracksRange.lowerBound)...\(maxPulseTracksRange.upperBound)")
+        }
     }
 
     func run() async throws {
@@ -95,6 +114,7 @@ struct CollectorCommand: AsyncParsableCommand {
         configuration.maxWorkers = maxWorkers
         configuration.maxMetricStreams = maxMetricStreams
         configuration.streamIdleTimeoutSeconds = streamIdleTimeout
+        configuration.maxPulseTracks = maxPulseTracks
         let node = CollectorNode(
             configuration: configuration,
             logger: logger,

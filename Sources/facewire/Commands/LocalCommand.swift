@@ -46,6 +46,9 @@ struct LocalCommand: AsyncParsableCommand {
     @Option(help: "Seconds between per-stream statistics in the stream (printed with --statistics).")
     var statsInterval: Double = 5
 
+    @Option(help: ArgumentHelp(CollectorCommand.maxPulseTracksHelp))
+    var maxPulseTracks: Int = 1024
+
     @Option(help: "The capture node's live-view preview: at most this many frames per second, only while a view watches; 0: no preview socket.")
     var previewFps: Double = CaptureConfiguration.defaultPreviewFPS
 
@@ -66,6 +69,7 @@ struct LocalCommand: AsyncParsableCommand {
         guard threads >= 1 else { throw ValidationError("--threads must be at least 1") }
         _ = try FPSOption.parse(fps)
         guard statsInterval > 0, statsInterval.isFinite else { throw ValidationError("--stats-interval must be > 0 seconds") }
+        try CollectorCommand.validateMaxPulseTracks(maxPulseTracks)
         guard CaptureConfiguration.previewFPSRange.contains(previewFps) else { throw ValidationError("--preview-fps must be 0...1000 (0: no preview socket)") }
     }
 
@@ -95,7 +99,7 @@ struct LocalCommand: AsyncParsableCommand {
         defer { cluster.terminateAll() }
         try cluster.start("collector", [
             "--role", "collector", "--bind", control, "--publish", publish, "--max-delay", String(maxDelay),
-            "--stats-interval", String(statsInterval), "--log-level", childLogLevel,
+            "--stats-interval", String(statsInterval), "--max-pulse-tracks", String(maxPulseTracks), "--log-level", childLogLevel,
         ])
         logger.info("collector started", metadata: ["control": "\(control)", "reset": "facewire reset --collector \(control)"])
 

@@ -4,8 +4,8 @@ import Testing
 
 @testable import FacewireCollectorCore
 
-/// The collector turns each track's skin samples into a heart rate on the face, bounds the estimators, and refuses
-/// hostile skin values.
+/// The collector turns each track's skin samples into a heart rate on the face, remembers the last one for the track's
+/// `left` event, bounds the estimators, and refuses hostile skin values.
 @Suite("Pulse at the collector")
 struct PulseAtTheCollectorTests {
     static func face(x: Float, skin: (Double, Double, Double)?) -> WireFace {
@@ -27,23 +27,112 @@ struct PulseAtTheCollectorTests {
         return face
     }
 
+    /// A processed 640×480 result of `stream` at `seq`, captured at `time` (µs), with `faces`.
+    static func result(_ stream: String = "cam", seq: UInt64, time: Int64, faces: [WireFace]) -> Envelope.OneOf_Body {
+        guard case .result(var result) = CoreHarness.result(stream, seq: seq, captureTime: time) else { preconditionFailure() }
+        result.width = 640
+        result.height = 480
+        result.faces = faces
+        return .result(result)
+    }
+
+    /// Sends `stream` frames from `seq` on, 30 a second of capture time from `start`, each with one face at x = 200 whose
+    /// skin pulses at `bpm` (``PulseEstimatorTests/skin(bpm:seconds:seed:drop:amplitude:noise:)``, no drops) for
+    /// `seconds`; returns the next sequence and the capture time of the last frame.
+    @discardableResult
+    static func feed(_ h: inout CoreHarness, _ stream: String = "cam", bpm: Double, seconds: Double, seq: UInt64 = 0, start: Int64)
+        -> (seq: UInt64, time: Int64)
+    {
+        var next = (seq: seq, time: start)
+        for sample in PulseEstimatorTests.skin(bpm: bpm, seconds: seconds, seed: 3, drop: 0) {
+            next.time = start + sample.0
+            h.send(result(stream, seq: next.seq, time: next.time, faces: [face(x: 200, skin: (sample.1, sample.2, sample.3))]), from: CoreHarness.worker)
+            next.seq += 1
+            h.advance(ms: 33)
+        }
+        return next
+    }
+
+    /// The `left` events published for `stream`, in order.
+    static func leftEvents(_ h: CoreHarness, _ stream: String = "cam") -> [FaceEvent] {
+        h.published.compactMap { message in
+            guard message.stream == stream, case .event(let event)? = message.body, event.kind == .left else { return nil }
+            return event
+        }
+    }
+
+    /// The last heart rate the collector set on a face of `stream`.
+    static func lastRate(_ h: CoreHarness, _ stream: String = "cam") -> Facewire_V1_HeartRate? {
+        h.frames(stream).last { $0.faces.first?.hasHeartRate == true }?.faces.first?.heartRate
+    }
+
     @Test func aTrackWithAPulseGetsItsHeartRateAfterTheWindow() {
         var h = CoreHarness()
         h.send(CoreHarness.hello("cam"))
-        let samples = PulseEstimatorTests.skin(bpm: 84, seconds: 20, seed: 3, drop: 0)
-        let start = h.wall
-        for (seq, sample) in samples.enumerated() {
-            guard case .result(var result) = CoreHarness.result("cam", seq: UInt64(seq), captureTime: start + sample.0) else { return }
-            result.faces = [Self.face(x: 200, skin: (sample.1, sample.2, sample.3))]
-            h.send(.result(result), from: CoreHarness.worker)
-            h.advance(ms: 33)
-        }
+        Self.feed(&h, bpm: 84, seconds: 20, start: h.wall)
         let frames = h.frames("cam")
-        #expect(frames.count == samples.count)
+        #expect(frames.count == 600)
         let rated = frames.compactMap { $0.faces.first?.hasHeartRate == true ? $0.faces.first!.heartRate : nil }
         #expect(frames.prefix(280).allSatisfy { $0.faces.first?.hasHeartRate == false }, "not before the window is full")
         #expect(rated.count >= frames.count / 3, "\(rated.count) of \(frames.count) frames rated")
         #expect(rated.allSatisfy { abs($0.bpm - 84) <= 5 && $0.windowSeconds == 10 }, "\(rated.prefix(5).map(\.bpm))")
+    }
+
+    @Test func aTrackThatLeavesCarriesItsLastReportedRateInItsLeftEvent() throws {
+        var h = CoreHarness()
+        h.send(CoreHarness.hello("cam"))
+        let end = Self.feed(&h, bpm: 84, seconds: 20, start: h.wall)
+        let last = try #require(Self.lastRate(h), "the track reported a rate")
+        #expect(h.core.footprint.pulseTracks == 1)
+        #expect(Self.leftEvents(h).isEmpty)
+        // No face for more than --track-max-age (1 s) of capture time: the track leaves.
+        h.send(Self.result(seq: end.seq, time: end.time + 1_500_000, faces: []), from: CoreHarness.worker)
+        let left = Self.leftEvents(h)
+        #expect(left.count == 1 && left.first?.hasHeartRate == true)
+        #expect(left.first?.heartRate == last, "the last rate reported on its faces")
+        #expect(abs((left.first?.heartRate.bpm ?? 0) - 84) <= 5)
+        #expect(h.core.footprint.pulseTracks == 0, "the track's heart-rate state went with it")
+    }
+
+    @Test func aTrackThatNeverReportedLeavesWithoutARate() {
+        var h = CoreHarness()
+        h.send(CoreHarness.hello("cam"))
+        // 3 s of a pulse: the 10 s window never fills. A second face sends no skin samples at all.
+        var next = Self.feed(&h, bpm: 84, seconds: 3, start: h.wall)
+        h.send(Self.result(seq: next.seq, time: next.time + 40_000, faces: [Self.face(x: 500, skin: nil)]), from: CoreHarness.worker)
+        next.seq += 1
+        h.send(Self.result(seq: next.seq, time: next.time + 1_600_000, faces: []), from: CoreHarness.worker)
+        #expect(Self.lastRate(h) == nil)
+        let left = Self.leftEvents(h)
+        #expect(left.count == 2 && left.allSatisfy { !$0.hasHeartRate }, "\(left)")
+        #expect(h.core.footprint.pulseTracks == 0)
+    }
+
+    @Test func tracksEndedByAResetOrTheStreamsEndCarryTheirRate() throws {
+        var h = CoreHarness()
+        h.send(CoreHarness.hello("cam"))
+        h.send(CoreHarness.hello("lobby"))
+        let cam = Self.feed(&h, "cam", bpm: 72, seconds: 20, start: h.wall)
+        let lobby = Self.feed(&h, "lobby", bpm: 96, seconds: 20, start: h.wall)
+        let camRate = try #require(Self.lastRate(h, "cam"))
+        let lobbyRate = try #require(Self.lastRate(h, "lobby"))
+        #expect(h.core.footprint.pulseTracks == 2)
+
+        var reset = ResetRequest()
+        reset.stream = "cam"
+        h.send(.reset(reset))
+        #expect(Self.leftEvents(h, "cam").map(\.heartRate) == [camRate], "the reset ended the track")
+        #expect(h.core.footprint.pulseTracks == 1, "and its heart-rate state")
+        // After the reset the face is a new track, which starts without a rate.
+        h.send(Self.result(seq: cam.seq, time: cam.time + 33_000, faces: [Self.face(x: 200, skin: (160, 115, 95))]), from: CoreHarness.worker)
+        #expect(h.frames("cam").last?.faces.first?.hasHeartRate == false)
+
+        h.send(CoreHarness.end("lobby", nextSeq: lobby.seq))
+        let ended = Self.leftEvents(h, "lobby")
+        #expect(ended.count == 1 && ended.first?.heartRate == lobbyRate, "the stream's end ended the track")
+        #expect(h.summary("lobby") != nil)
+        #expect(abs(camRate.bpm - 72) <= 5 && abs(lobbyRate.bpm - 96) <= 5, "\(camRate.bpm) \(lobbyRate.bpm)")
+        #expect(h.core.footprint.pulseTracks == 1, "only cam's new track")
     }
 
     @Test func estimatorsAreCappedAndHostileSkinIsRefused() {
@@ -51,20 +140,20 @@ struct PulseAtTheCollectorTests {
         limits.maxPulseTracks = 2
         var h = CoreHarness(limits)
         h.send(CoreHarness.hello("cam"))
-        guard case .result(var result) = CoreHarness.result("cam", seq: 0, captureTime: h.wall) else { return }
-        result.faces = [0, 300, 600].map { Self.face(x: $0, skin: (150, 110, 90)) }
-        h.send(.result(result), from: CoreHarness.worker)
+        h.send(Self.result(seq: 0, time: h.wall, faces: [0, 300, 600].map { Self.face(x: $0, skin: (150, 110, 90)) }), from: CoreHarness.worker)
         #expect(h.total("pulse_refused_cap") == 1)
+        #expect(h.core.footprint.pulseTracks == 2)
         for bad in [(Double.nan, 1.0, 1.0), (300, 1, 1), (-1, 1, 1)] {
-            guard case .result(var hostile) = CoreHarness.result("cam", seq: 1, captureTime: h.wall) else { return }
-            hostile.faces = [Self.face(x: 0, skin: bad)]
-            h.send(.result(hostile), from: CoreHarness.worker)
+            h.send(Self.result(seq: 1, time: h.wall, faces: [Self.face(x: 0, skin: bad)]), from: CoreHarness.worker)
         }
-        guard case .result(var forged) = CoreHarness.result("cam", seq: 1, captureTime: h.wall) else { return }
-        var face = Self.face(x: 0, skin: nil)
-        face.heartRate.bpm = 60
-        forged.faces = [face]
-        h.send(.result(forged), from: CoreHarness.worker)
-        #expect(h.total("results_rejected_face") == 4, "three hostile colours and a forged heart rate")
+        var tooMany = Self.face(x: 0, skin: (150, 110, 90))
+        tooMany.skin[0].pixels = 640 * 480 + 1
+        h.send(Self.result(seq: 1, time: h.wall, faces: [tooMany]), from: CoreHarness.worker)
+        #expect(h.total("results_rejected_skin") == 4, "three hostile colours and more pixels than the frame has")
+        var forged = Self.face(x: 0, skin: nil)
+        forged.heartRate.bpm = 60
+        h.send(Self.result(seq: 1, time: h.wall, faces: [forged]), from: CoreHarness.worker)
+        #expect(h.total("results_rejected_heart_rate") == 1, "a worker does not set the heart rate")
+        #expect(h.frames("cam").count == 1, "no refused result was published")
     }
 }
