@@ -60,6 +60,43 @@ extension IntegrationTests {
             }
         }
 
+        /// The venv scripts/pulse-reference.py makes on its first run (pyVHR and its pinned packages, from PyPI), if
+        /// this machine has it: the test does not download it.
+        static var referenceVenvReady: Bool {
+            let environment = ProcessInfo.processInfo.environment
+            let cache = environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+                ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache").path
+            return FileManager.default.fileExists(atPath: cache + "/facewire/pulse-reference-venv/facewire-pulse-reference.txt")
+        }
+
+        @Test(
+            "scripts/eval-pulse.py on one recording: ours and pyVHR side by side",
+            .enabled(
+                if: Locations.sharedData != nil && referenceVenvReady,
+                "needs ../shared/data and the venv of scripts/pulse-reference.py (its first run makes it)"),
+            .timeLimit(.minutes(5)))
+        func sideBySide() throws {
+            let data = try #require(Locations.sharedData).appendingPathComponent("pulse")
+            let folder = try Self.temporaryFolder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let script = Locations.repository.appendingPathComponent("scripts/eval-pulse.py").path
+            let run = try runCommand("/usr/bin/python3", [
+                script, "--binary", try Locations.facewireBinary(), "--pulse-data", data.path,
+                "--pulse-recording", "India/video10", "--out", folder.path,
+            ])
+            #expect(run.status == 0, "\(run.output)")
+            #expect(run.output.contains("| recording | region | input | oximeter | ours POS | ours CHROM | pyVHR POS | pyVHR CHROM |"), "\(run.output)")
+            for region in ["forehead", "leftcheek", "rightcheek"] {
+                #expect(run.output.contains("| India/video10 | \(region) |"), "\(run.output)")
+            }
+            #expect(run.output.contains("| per recording (median of its regions) |"), "\(run.output)")
+            let reference = try #require(
+                try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent("pyvhr.json"))) as? [String: Any])
+            let regions = try #require(reference["regions"] as? [[String: Any]])
+            #expect(regions.count == 3)
+            #expect(regions.allSatisfy { (($0["pos"] as? [String: Any])?["bpm"] as? Double) != nil }, "\(regions)")
+        }
+
         @Test("refuses a missing data folder, an unknown recording and pulse options without --pulse")
         func badInput() throws {
             let binary = try Locations.facewireBinary()
