@@ -174,7 +174,7 @@ let package = Package(
             dependencies: [
                 "ZeroMQ", "FacewireRuntime", "FacewireProtocol", "FacewireImage", "FacewireDetection", "FacewireCapture",
                 "FacewireWorker",
-                "FacewireCollector", "FacewireTail", "FacewireHTTP", "FacewireBench", "FacewireView",
+                "FacewireCollector", "FacewireCollectorCore", "FacewireTail", "FacewireHTTP", "FacewireBench", "FacewireView",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

@@ -86,6 +86,76 @@ public enum SkinSampler {
         return Sample(region: region, r: Float(sum.r) / n, g: Float(sum.g) / n, b: Float(sum.b) / n, pixels: count)
     }
 
+    /// A mean colour, 0...255 per channel.
+    public struct Colour: Sendable, Equatable {
+        public var r: Double
+        public var g: Double
+        public var b: Double
+
+        public init(r: Double, g: Double, b: Double) {
+            self.r = r
+            self.g = g
+            self.b = b
+        }
+    }
+
+    /// The mean colour of a whole image over its skin pixels and over all its pixels.
+    public struct ImageMeans: Sendable, Equatable {
+        /// Over the pixels that pass the skin test; nil when none does.
+        public var skin: Colour?
+        public var skinPixels: Int
+        /// Over every pixel.
+        public var all: Colour
+        public var pixels: Int
+
+        public init(skin: Colour?, skinPixels: Int, all: Colour, pixels: Int) {
+            self.skin = skin
+            self.skinPixels = skinPixels
+            self.all = all
+            self.pixels = pixels
+        }
+    }
+
+    /// The means of a whole BGR image (nil for another format or an empty image), with the same skin test as the
+    /// regions: for clips that are skin crops already, such as the pulse evaluation's region videos.
+    public static func means(ofWholeImage image: PixelImage) -> ImageMeans? {
+        guard image.format == .bgr else { return nil }
+        return image.bytes.withUnsafeBufferPointer {
+            means(bgr: $0, width: image.width, height: image.height, stride: image.stride)
+        }
+    }
+
+    /// The same over BGR pixels in memory, rows `stride` bytes apart (a decoded video frame, without a copy); nil when
+    /// the image is empty or the buffer too short.
+    public static func means(bgr bytes: UnsafeBufferPointer<UInt8>, width: Int, height: Int, stride: Int) -> ImageMeans? {
+        guard width > 0, height > 0, stride >= width * 3, bytes.count >= stride * (height - 1) + width * 3 else { return nil }
+        var skin = (b: 0, g: 0, r: 0, count: 0)
+        var all = (b: 0, g: 0, r: 0)
+        for y in 0..<height {
+            var i = y * stride
+            for _ in 0..<width {
+                let (b, g, r) = (Int(bytes[i]), Int(bytes[i + 1]), Int(bytes[i + 2]))
+                all.b += b
+                all.g += g
+                all.r += r
+                if isSkin(r: r, g: g, b: b) {
+                    skin.b += b
+                    skin.g += g
+                    skin.r += r
+                    skin.count += 1
+                }
+                i += 3
+            }
+        }
+        let pixels = width * height
+        func colour(_ r: Int, _ g: Int, _ b: Int, _ n: Int) -> Colour {
+            Colour(r: Double(r) / Double(n), g: Double(g) / Double(n), b: Double(b) / Double(n))
+        }
+        return ImageMeans(
+            skin: skin.count > 0 ? colour(skin.r, skin.g, skin.b, skin.count) : nil, skinPixels: skin.count,
+            all: colour(all.r, all.g, all.b, pixels), pixels: pixels)
+    }
+
     /// The YCrCb skin range (ITU-R BT.601, as OpenCV's `COLOR_BGR2YCrCb`).
     static func isSkin(r: Int, g: Int, b: Int) -> Bool {
         let y = 0.299 * Float(r) + 0.587 * Float(g) + 0.114 * Float(b)

@@ -6,7 +6,7 @@ import Foundation
 struct EvalCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "eval",
-        abstract: "Score a detector on an annotated image set (AP, recall, eye error, false positives, ms/image), or the face attributes on a labelled set (--attributes).",
+        abstract: "Score a detector on an annotated image set (AP, recall, eye error, false positives, ms/image), the face attributes on a labelled set (--attributes), or the pulse estimator (--pulse).",
         discussion: """
             Reads a JSON-lines annotation file (the format of ../shared/data/faces/dev.jsonl; image paths are \
             relative to it), decodes every image once, runs the detector at --eval-threshold on each image for the \
@@ -19,6 +19,13 @@ struct EvalCommand: ParsableCommand {
             paired by x order) and false positives on the face-free images use --score-threshold (the backend's \
             default). scripts/eval-baseline.py computes the same figures with OpenCV-Python (BENCHMARKS.md).
 
+            With --pulse, scores the heart-rate estimator (POS and CHROM) on the skin-region videos of \
+            --pulse-data against each recording's mean oximeter rate: the mean colour of every frame (its skin \
+            pixels, or the whole frame where the skin test keeps too few), at frame index / fps, through \
+            PulseEstimator; per region file the median reported rate, per recording the median of its regions, the \
+            mean absolute errors and a constant guess's. scripts/eval-pulse.py sets it beside pyVHR's POS and CHROM \
+            on the same traces (--traces).
+
             With --attributes, scores smile, eyes closed and head pose instead, on the largest face of each image,             with the worker's own attribute pipeline: --attributes LABELS.tsv (GENKI-4K's format: file, smile, yaw,             pitch, roll in radians) or --attributes DIR holding closed/ and open/ folders of faces (both eyes closed,             both open; padded by --pad, 0.3 by default, before detection).
             """
     )
@@ -28,6 +35,18 @@ struct EvalCommand: ParsableCommand {
 
     @Option(help: "Score the face attributes instead: a GENKI-style labels.tsv, or a folder with closed/ and open/ face folders.")
     var attributes: String?
+
+    @Flag(help: "Score the pulse estimator instead, on the skin-region videos of --pulse-data (ground_truth.tsv: one mean oximeter rate per recording).")
+    var pulse = false
+
+    @Option(help: "With --pulse: the folder with ground_truth.tsv and <country>/<video>_<region>.avi.")
+    var pulseData: String = "../shared/data/pulse"
+
+    @Option(help: "With --pulse: only this recording (country/video, as India/video10); may be given more than once.")
+    var pulseRecording: [String] = []
+
+    @Option(help: "With --pulse: write each region file's per-frame colour trace here (JSON lines: recording, region, truth, fps, input, left_out, t, rgb), for another implementation to run on the same inputs.")
+    var traces: String?
 
     @Option(help: "With --attributes: pad each image by this fraction of its size on every side (edge pixels repeated) before detection. Default 0.3 for closed/open folders, 0 for a labels file.")
     var pad: Double?
@@ -67,8 +86,11 @@ struct EvalCommand: ParsableCommand {
     var name: String?
 
     func validate() throws {
-        guard (annotations == nil) != (attributes == nil) else {
-            throw ValidationError("give exactly one of --annotations (detector) and --attributes (face attributes)")
+        guard [annotations != nil, attributes != nil, pulse].filter({ $0 }).count == 1 else {
+            throw ValidationError("give exactly one of --annotations (detector), --attributes (face attributes) and --pulse (heart rate)")
+        }
+        if !pulse, traces != nil || !pulseRecording.isEmpty {
+            throw ValidationError("--traces and --pulse-recording go with --pulse")
         }
         if let pad, !(0...4).contains(pad) { throw ValidationError("--pad must be in 0...4, not \(pad)") }
         guard (0...1).contains(iou), iou > 0 else { throw ValidationError("--iou must be in (0, 1], not \(iou)") }
@@ -85,6 +107,7 @@ struct EvalCommand: ParsableCommand {
 
     func run() throws {
         if let attributes { return try runAttributes(attributes) }
+        if pulse { return try runPulse() }
         let annotations = self.annotations ?? ""
         let annotationURL = URL(fileURLWithPath: annotations)
         guard FileManager.default.isReadableFile(atPath: annotationURL.path) else {

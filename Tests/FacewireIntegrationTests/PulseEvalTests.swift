@@ -1,0 +1,125 @@
+import Foundation
+import Testing
+
+extension IntegrationTests {
+    @Suite("facewire eval --pulse")
+    struct PulseEval {
+        static func temporaryFolder() throws -> URL {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("facewire-pulse-eval-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            return folder
+        }
+
+        @Test(
+            "one recording of ../shared/data/pulse: a table, a JSON summary and the traces",
+            .enabled(if: Locations.sharedData != nil, "needs ../shared/data next to the repository (not in a user's clone)"),
+            .timeLimit(.minutes(5)))
+        func oneRecording() throws {
+            let data = try #require(Locations.sharedData).appendingPathComponent("pulse")
+            let folder = try Self.temporaryFolder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let traces = folder.appendingPathComponent("traces.jsonl")
+            let json = folder.appendingPathComponent("summary.json")
+            // India/video10 is the shortest recording (27 s, three regions).
+            let run = try runCommand(try Locations.facewireBinary(), [
+                "eval", "--pulse", "--pulse-data", data.path, "--pulse-recording", "India/video10",
+                "--traces", traces.path, "--json", json.path,
+            ])
+            #expect(run.status == 0, "\(run.output)")
+            #expect(run.output.contains("| India/video10 | forehead |"), "\(run.output)")
+            #expect(run.output.contains("| **India/video10** | median |"), "\(run.output)")
+            #expect(run.output.contains("MAE ours POS (bpm): per region file"), "\(run.output)")
+            #expect(run.output.contains("MAE constant guess 80.7 bpm"), "\(run.output)")
+
+            let summary = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: json)) as? [String: Any])
+            let regions = try #require(summary["regions"] as? [[String: Any]])
+            #expect(regions.map { $0["region"] as? String } == ["forehead", "leftcheek", "rightcheek"])
+            for region in regions {
+                #expect(region["truth"] as? Double == 80.657)
+                for method in ["pos", "chrom"] {
+                    let rate = try #require(region[method] as? [String: Any])
+                    // 27 s of video: window estimates from 10 s on.
+                    #expect((rate["estimate_seconds"] as? Double ?? 0) > 10, "\(region)")
+                    #expect(rate["bpm"] as? Double != nil, "\(region)")
+                }
+            }
+            let recordings = try #require(summary["recordings"] as? [[String: Any]])
+            #expect(recordings.count == 1 && recordings.first?["recording"] as? String == "India/video10")
+
+            let lines = try String(contentsOf: traces, encoding: .utf8).split(separator: "\n")
+            #expect(lines.count == 3)
+            for line in lines {
+                let trace = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                #expect(trace["recording"] as? String == "India/video10")
+                #expect(trace["fps"] as? Double == 15)
+                let t = try #require(trace["t"] as? [Double])
+                let rgb = try #require(trace["rgb"] as? [[Double]])
+                #expect(t.count == rgb.count && rgb.allSatisfy { $0.count == 3 })
+                #expect(t.count + (trace["left_out"] as? Int ?? -1) == 412, "every frame is in the trace or left out")
+                #expect(["skin", "frame"].contains(trace["input"] as? String))
+            }
+        }
+
+        /// The venv scripts/pulse-reference.py makes on its first run (pyVHR and its pinned packages, from PyPI), if
+        /// this machine has it: the test does not download it.
+        static var referenceVenvReady: Bool {
+            let environment = ProcessInfo.processInfo.environment
+            let cache = environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+                ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache").path
+            return FileManager.default.fileExists(atPath: cache + "/facewire/pulse-reference-venv/facewire-pulse-reference.txt")
+        }
+
+        @Test(
+            "scripts/eval-pulse.py on one recording: ours and pyVHR side by side",
+            .enabled(
+                if: Locations.sharedData != nil && referenceVenvReady,
+                "needs ../shared/data and the venv of scripts/pulse-reference.py (its first run makes it)"),
+            .timeLimit(.minutes(5)))
+        func sideBySide() throws {
+            let data = try #require(Locations.sharedData).appendingPathComponent("pulse")
+            let folder = try Self.temporaryFolder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let script = Locations.repository.appendingPathComponent("scripts/eval-pulse.py").path
+            let run = try runCommand("/usr/bin/python3", [
+                script, "--binary", try Locations.facewireBinary(), "--pulse-data", data.path,
+                "--pulse-recording", "India/video10", "--out", folder.path,
+            ])
+            #expect(run.status == 0, "\(run.output)")
+            #expect(run.output.contains("| recording | region | input | oximeter | ours POS | ours CHROM | pyVHR POS | pyVHR CHROM |"), "\(run.output)")
+            for region in ["forehead", "leftcheek", "rightcheek"] {
+                #expect(run.output.contains("| India/video10 | \(region) |"), "\(run.output)")
+            }
+            #expect(run.output.contains("| per recording (median of its regions) |"), "\(run.output)")
+            let reference = try #require(
+                try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent("pyvhr.json"))) as? [String: Any])
+            let regions = try #require(reference["regions"] as? [[String: Any]])
+            #expect(regions.count == 3)
+            #expect(regions.allSatisfy { (($0["pos"] as? [String: Any])?["bpm"] as? Double) != nil }, "\(regions)")
+        }
+
+        @Test("refuses a missing data folder, an unknown recording and pulse options without --pulse")
+        func badInput() throws {
+            let binary = try Locations.facewireBinary()
+            let folder = try Self.temporaryFolder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let missing = try runCommand(binary, ["eval", "--pulse", "--pulse-data", folder.appendingPathComponent("none").path])
+            #expect(missing.status != 0)
+            #expect(missing.output.contains("ground_truth.tsv"), "\(missing.output)")
+
+            try "country\tvideo\tmean_heart_rate_bpm\tregions\nIndia\tvideo1\t85\tforehead\n".write(
+                to: folder.appendingPathComponent("ground_truth.tsv"), atomically: true, encoding: .utf8)
+            let unknown = try runCommand(binary, ["eval", "--pulse", "--pulse-data", folder.path, "--pulse-recording", "India/video2"])
+            #expect(unknown.status != 0)
+            #expect(unknown.output.contains("India/video2"), "\(unknown.output)")
+            let noVideo = try runCommand(binary, ["eval", "--pulse", "--pulse-data", folder.path])
+            #expect(noVideo.status != 0)
+            #expect(noVideo.output.contains("video1_forehead.avi"), "\(noVideo.output)")
+
+            let stray = try runCommand(binary, ["eval", "--annotations", "x.jsonl", "--traces", "t.jsonl"])
+            #expect(stray.status != 0)
+            #expect(stray.output.contains("--pulse"), "\(stray.output)")
+            let both = try runCommand(binary, ["eval", "--pulse", "--attributes", "x.tsv"])
+            #expect(both.status != 0)
+        }
+    }
+}
