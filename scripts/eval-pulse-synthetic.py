@@ -12,7 +12,10 @@ first full window (the first face's time + --window seconds). It is *reported* w
 heartRate, and *right* when that rate (median over the second) is within --tolerance bpm of the injected rate (mean
 over the second). With the pulse off, every reported second is a false one.
 
-    /usr/bin/python3 scripts/eval-pulse-synthetic.py --facewire .build/release/facewire [--jobs 2] [--seconds 45]
+    /usr/bin/python3 scripts/eval-pulse-synthetic.py --facewire .build/release/facewire [--amplitude 0.01] \
+        [--only pulse|control] [--jobs 1] [--seconds 45]
+
+Frames the cluster itself drops (no idle worker) add to the --drop ones; the table says how many frames reached it.
 """
 import argparse
 import json
@@ -36,11 +39,12 @@ DEFAULT_RUNS = [
 ]
 
 
-def make_clip(clip, bpm, seconds, out, pulse, seed):
+def make_clip(clip, bpm, seconds, out, pulse, seed, amplitude):
     if os.path.exists(os.path.join(out, "truth.json")):
         return
     command = [sys.executable, os.path.join(HERE, "make-pulse-clips.py"), "--clip", os.path.join(DATA, clip),
-               "--bpm", str(bpm), "--seconds", str(seconds), "--out", out, "--seed", str(seed)]
+               "--bpm", str(bpm), "--seconds", str(seconds), "--out", out, "--seed", str(seed),
+               "--amplitude", str(amplitude)]
     if not pulse:
         command.append("--no-pulse")
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
@@ -101,10 +105,12 @@ def score(truth, sent, output, window, tolerance):
     seconds = {}
     first_face = None
     tracks = set()
+    processed = 0
     for line in open(output):
         message = json.loads(line)
         if message.get("status") != "processed" or "captureTime" not in message:
             continue
+        processed += 1
         t = message["captureTime"]
         index = frame_at(t)
         if index is None:
@@ -120,7 +126,7 @@ def score(truth, sent, output, window, tolerance):
         entry["truth"].append(rates.get(index))
         if "heartRate" in face:
             entry["reported"].append(face["heartRate"]["bpm"])
-    tracked = reported = right = 0
+    tracked = reported = right = right_window = 0
     errors = []
     for second, entry in sorted(seconds.items()):
         if second < window:
@@ -130,11 +136,17 @@ def score(truth, sent, output, window, tolerance):
             continue
         reported += 1
         if truth["pulse"]:
-            error = abs(statistics.median(entry["reported"]) - statistics.mean(entry["truth"]))
+            rate = statistics.median(entry["reported"])
+            error = abs(rate - statistics.mean(entry["truth"]))
             errors.append(error)
             right += error <= tolerance
-    return {"tracked": tracked, "reported": reported, "right": right, "tracks": len(tracks),
-            "sent": len(sent), "frames": len(truth["frames"]) - 1,
+            # Beside the acceptance's own measure: against the mean injected rate over the window the estimate
+            # covers (a 10 s window reports the rate of its 10 s, about 5 s late when the rate moves).
+            end = first_face + second + 1
+            over = [rates[i] for t, i in times if end - window < t <= end and rates.get(i) is not None]
+            right_window += bool(over) and abs(rate - statistics.mean(over)) <= tolerance
+    return {"tracked": tracked, "reported": reported, "right": right, "right_window": right_window, "tracks": len(tracks),
+            "sent": len(sent), "processed": processed, "frames": len(truth["frames"]) - 1,
             "mae": statistics.mean(errors) if errors else None}
 
 
@@ -146,7 +158,9 @@ def main():
     parser.add_argument("--drop", type=float, default=0.1)
     parser.add_argument("--window", type=float, default=10)
     parser.add_argument("--tolerance", type=float, default=5)
-    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--amplitude", type=float, default=0.01,
+                        help="pulse depth as a fraction of the skin colour, along the blood-volume signature")
     parser.add_argument("--runs", type=int, default=len(DEFAULT_RUNS), help="the first N of the clip/rate list")
     parser.add_argument("--only", choices=["pulse", "control"], help="only the pulse runs or only the controls")
     parser.add_argument("--replay", action="store_true", help="score the outputs already in --work, run nothing")
@@ -161,7 +175,7 @@ def main():
         for pulse in (True, False):
             if args.only and (args.only == "pulse") != pulse:
                 continue
-            name = f"{os.path.splitext(clip)[0]}-{bpm if pulse else 'none'}"
+            name = f"{os.path.splitext(clip)[0]}-{f'{bpm}-a{args.amplitude:g}' if pulse else 'none'}"
             plan.append((name, clip, bpm, pulse, n + 1))
     lock = threading.Lock()
     results = {}
@@ -171,7 +185,7 @@ def main():
         folder = os.path.join(args.work, name)
         output = folder + ".jsonl"
         if not args.replay:
-            make_clip(clip, bpm, args.seconds, folder, pulse, seed)
+            make_clip(clip, bpm, args.seconds, folder, pulse, seed, args.amplitude)
             truth, sent = play(args.facewire, folder, args.drop, seed, output, args.extra)
             json.dump(sent, open(folder + ".sent.json", "w"))
         else:
@@ -184,25 +198,29 @@ def main():
 
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         list(pool.map(run, plan))
-    print("\n| clip | injected | frames sent | tracks | seconds tracked | reported | within 5 bpm | MAE |")
-    print("|---|---|---|---|---|---|---|---|")
-    totals = {True: [0, 0, 0], False: [0, 0, 0]}
+    print(f"\namplitude {100 * args.amplitude:g} %, {100 * args.drop:g} % of frames left out")
+    print("| clip | injected bpm | frames in / analysed | tracks | seconds tracked | reported | within 5 bpm | within 5 of the window's mean | MAE |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    totals = {True: [0, 0, 0, 0], False: [0, 0, 0, 0]}
     for name, clip, bpm, pulse, _ in plan:
         _, _, r = results[name]
         totals[pulse][0] += r["tracked"]
         totals[pulse][1] += r["reported"]
         totals[pulse][2] += r["right"]
+        totals[pulse][3] += r["right_window"]
         share = lambda a, b: f"{a}/{b} ({100 * a / b:.0f} %)" if b else "-"
         right = share(r["right"], r["reported"]) if pulse else "-"
+        right_window = share(r["right_window"], r["reported"]) if pulse else "-"
         mae = f"{r['mae']:.1f}" if r["mae"] is not None else "-"
-        print(f"| {clip} | {bpm if pulse else 'none'} | {r['sent']}/{r['frames']} | {r['tracks']} | {r['tracked']} "
-              f"| {share(r['reported'], r['tracked'])} | {right} | {mae} |")
-    tracked, reported, right = totals[True]
+        print(f"| {clip} | {bpm if pulse else 'none'} | {r['sent']} / {r['processed']} of {r['frames']} | {r['tracks']} | {r['tracked']} "
+              f"| {share(r['reported'], r['tracked'])} | {right} | {right_window} | {mae} |")
+    tracked, reported, right, right_window = totals[True]
     if tracked:
         print(f"\npulse on: reported in {reported}/{tracked} tracked seconds ({100 * reported / tracked:.1f} %, "
               f"target >= 80 %); within {args.tolerance:g} bpm in {right}/{reported} "
-              f"({100 * right / max(reported, 1):.1f} %, target >= 90 %)")
-    tracked, reported, _ = totals[False]
+              f"({100 * right / max(reported, 1):.1f} %, target >= 90 %); of the window's mean rate in "
+              f"{right_window}/{reported} ({100 * right_window / max(reported, 1):.1f} %)")
+    tracked, reported, _, _ = totals[False]
     if tracked:
         print(f"pulse off: a rate reported in {reported}/{tracked} tracked seconds "
               f"({100 * reported / tracked:.1f} %, target <= 10 %)")

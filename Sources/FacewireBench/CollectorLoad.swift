@@ -40,7 +40,7 @@ public final class CollectorLoad: @unchecked Sendable {
     }
 
     /// User + system CPU seconds of this process so far.
-    static func processCPUSeconds() -> Double {
+    public static func processCPUSeconds() -> Double {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
         func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }

@@ -235,12 +235,7 @@ public enum JSONLines {
         }
         if face.hasLeftEyeOpenness { field(",\"leftEyeOpenness\":", face.leftEyeOpenness, 3, into: &out) }
         if face.hasRightEyeOpenness { field(",\"rightEyeOpenness\":", face.rightEyeOpenness, 3, into: &out) }
-        if face.hasHeartRate {
-            field(",\"heartRate\":{\"bpm\":", face.heartRate.bpm, 1, into: &out)
-            field(",\"snr\":", face.heartRate.snr, 1, into: &out)
-            field(",\"window\":", face.heartRate.windowSeconds, 1, into: &out)
-            out.append("}")
-        }
+        if face.hasHeartRate { write(heartRate: face.heartRate, into: &out) }
         if !face.skin.isEmpty {
             // The raw skin colour (pulse classifier): 3 decimals, as a beat moves it by a fraction of a level.
             out.append(",\"skin\":[")

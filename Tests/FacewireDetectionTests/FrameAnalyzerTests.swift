@@ -43,6 +43,23 @@ struct FrameAnalyzerTests {
         }
     }
 
+    @Test("skin samples only when the pulse classifier is asked for, three skin-coloured regions of a frontal face")
+    func skinOnlyWithThePulseClassifier() throws {
+        let jpeg = try SharedData.bytes("faces/unannotated/face_recognition_obama.jpg")
+        let analyzer = try FrameAnalyzer(detector: try YuNetDetector(modelPath: SharedData.yunetModel))
+        let standard = try analyzer.analyze(jpeg: jpeg, orientation: 1)
+        try #require(standard.faces.count == 1)
+        #expect(standard.faces[0].skin.isEmpty, "off by default: nothing measured, nothing sent")
+        let all = try analyzer.analyze(jpeg: jpeg, orientation: 1, options: AnalysisOptions(classifiers: .all))
+        let skin = try #require(all.faces.first?.skin)
+        #expect(skin.map(\.region) == [.forehead, .leftCheek, .rightCheek])
+        for sample in skin {
+            #expect(sample.pixels >= 16)
+            #expect(sample.r > sample.g && sample.g > sample.b, "skin is redder than it is green, greener than blue: \(sample)")
+        }
+        #expect(all.classifyMilliseconds > 0)
+    }
+
     @Test("the same JPEG tagged 1, 3, 6, 8: the upright frame size follows the orientation")
     func sameBytesDifferentOrientation() throws {
         let jpeg = try SharedData.bytes("faces/unannotated/face_recognition_obama.jpg")

@@ -45,6 +45,9 @@ public struct PulseEstimator: Sendable {
         public var maxSpread: Double = 6
         /// How far (degrees) the colour change at the peak may point from the blood-volume signature.
         public var maxSignatureAngle: Double = 35
+        /// Fewest samples per second of window for an estimate: below twice the band's top (3 Hz) the band cannot be
+        /// read, and it bounds the work a peer with absurd capture times can cause (one estimate per 8 samples).
+        public var minSampleRate: Double = 8
         /// Most samples kept (a window at 200 frames/s).
         public var maxSamples = 2048
 
@@ -101,6 +104,13 @@ public struct PulseEstimator: Sendable {
             return current
         }
         lastEstimateAt = t
+        guard Double(samples.count) >= configuration.minSampleRate * configuration.window else {
+            // Too sparse to read the band: nothing to say about this window.
+            latest = nil
+            current = nil
+            recent.removeAll()
+            return nil
+        }
         estimate(until: t)
         return current
     }

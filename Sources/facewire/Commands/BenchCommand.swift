@@ -1,5 +1,6 @@
 import ArgumentParser
 import FacewireBench
+import FacewireCollectorCore
 import FacewireProtocol
 import Foundation
 
@@ -7,8 +8,8 @@ import Foundation
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Test tools for benchmarks: a collector load generator and a raw libzmq message rate.",
-        subcommands: [CollectorLoadCommand.self, ZMQRateCommand.self]
+        abstract: "Test tools for benchmarks: a collector load generator, a raw libzmq message rate, the heart-rate estimator's cost.",
+        subcommands: [CollectorLoadCommand.self, ZMQRateCommand.self, PulseCostCommand.self]
     )
 }
 
@@ -93,5 +94,78 @@ struct ZMQRateCommand: ParsableCommand {
 
     func run() throws {
         try printJSON(try RawMessageRate.measure(messages: messages, bytes: bytes))
+    }
+}
+
+struct PulseCostCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pulse-cost",
+        abstract: "A test tool: the collector's heart-rate estimator on synthetic skin colours, CPU time per track.",
+        discussion: """
+            Feeds --tracks estimators --seconds of skin colour each at --fps (a 72 bpm pulse, noise), as the \
+            collector does for tracked faces, and prints one JSON line: samples, estimates, cpuSeconds, \
+            msPerEstimate, msPerTrackSecond (CPU per second of one face's video: what a live stream costs per tracked \
+            face) and reported (the share of estimates that gave a rate).
+            """
+    )
+
+    @Option(help: "Tracks (one estimator each).")
+    var tracks: Int = 100
+
+    @Option(help: "Seconds of colour per track.")
+    var seconds: Double = 60
+
+    @Option(help: "Frames per second of each track.")
+    var fps: Double = 30
+
+    @Option(help: "Method: pos or chrom.")
+    var method: String = "pos"
+
+    func validate() throws {
+        guard (1...100_000).contains(tracks), seconds > 0, seconds <= 3600, fps > 0, fps <= 1000 else {
+            throw ValidationError("--tracks 1...100000, --seconds 0...3600, --fps 0...1000")
+        }
+        guard PulseEstimator.Method(rawValue: method) != nil else { throw ValidationError("--method pos or chrom") }
+    }
+
+    struct Report: Encodable {
+        var samples: Int
+        var estimates: Int
+        var cpuSeconds: Double
+        var msPerEstimate: Double
+        var msPerTrackSecond: Double
+        var reported: Double
+    }
+
+    func run() throws {
+        var configuration = PulseEstimator.Configuration()
+        configuration.method = PulseEstimator.Method(rawValue: method)!
+        let frames = Int(seconds * fps)
+        var samples = 0
+        var estimates = 0
+        var reported = 0
+        let start = CollectorLoad.processCPUSeconds()
+        for track in 0..<tracks {
+            var estimator = PulseEstimator(configuration: configuration)
+            var previous: PulseEstimator.Reading?
+            for i in 0..<frames {
+                let t = Double(i) / fps
+                let pulse = 0.003 * sin(2 * Double.pi * 1.2 * t + Double(track))
+                let noise = 0.001 * sin(Double(i &* 7919 % 1000))
+                let estimate = estimator.add(
+                    timeUs: Int64(t * 1_000_000), r: 160 * (1 + 0.33 * pulse + noise), g: 115 * (1 + 0.77 * pulse - noise),
+                    b: 95 * (1 + 0.53 * pulse + noise))
+                samples += 1
+                if let latest = estimator.latest, latest != previous {
+                    estimates += 1
+                    if estimate != nil { reported += 1 }
+                }
+                previous = estimator.latest
+            }
+        }
+        let cpu = CollectorLoad.processCPUSeconds() - start
+        try printJSON(Report(
+            samples: samples, estimates: estimates, cpuSeconds: cpu, msPerEstimate: estimates > 0 ? cpu * 1000 / Double(estimates) : 0,
+            msPerTrackSecond: cpu * 1000 / (Double(tracks) * seconds), reported: estimates > 0 ? Double(reported) / Double(estimates) : 0))
     }
 }

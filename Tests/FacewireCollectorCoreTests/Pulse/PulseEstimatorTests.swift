@@ -140,6 +140,22 @@ struct PulseEstimatorTests {
         #expect(PulseEstimator.decide(strong, recent: [95], reported: nil, configuration: configuration)?.bpm == 95)
     }
 
+    @Test func tooFewSamplesAWindowGiveNoEstimateAndCostNoSpectrum() {
+        // A peer whose capture times jump by a second per frame: every frame would be due an estimate; none is made.
+        var estimator = PulseEstimator()
+        for i in 0..<200 {
+            #expect(estimator.add(timeUs: Int64(i) * 999_000, r: 160, g: 115 + Double(i % 2), b: 95) == nil)
+        }
+        #expect(estimator.latest == nil)
+        // At 6 frames/s (under twice the band's top) nothing either; at 10 frames/s the window is read.
+        let sparse = Self.skin(bpm: 72, seconds: 30, drop: 0).enumerated().filter { $0.offset % 5 == 0 }.map(\.element)
+        #expect(Self.run(sparse).estimates.isEmpty)
+        let slow = Self.skin(bpm: 72, seconds: 30, drop: 0).enumerated().filter { $0.offset % 3 == 0 }.map(\.element)
+        var reading = PulseEstimator()
+        for (t, r, g, b) in slow { _ = reading.add(timeUs: t, r: r, g: g, b: b) }
+        #expect(reading.latest != nil)
+    }
+
     @Test func aGapStartsTheSeriesAgain() {
         var samples = Self.skin(bpm: 75, seconds: 30, drop: 0)
         // Two seconds missing at 15 s: no estimate until a full window after it.
