@@ -6,22 +6,6 @@ import Testing
 /// deep, camera noise, a slow illumination drift and breathing, frames at 30 fps with a tenth dropped and jitter.
 @Suite("Pulse estimator (synthetic skin colour)")
 struct PulseEstimatorTests {
-    /// A small deterministic generator with Gaussian draws.
-    struct Noise {
-        var state: UInt64
-        mutating func uniform() -> Double {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return Double((z ^ (z >> 31)) >> 11) / Double(1 << 53)
-        }
-        mutating func gaussian() -> Double {
-            let u = max(uniform(), 1e-12)
-            return (-2 * log(u)).squareRoot() * cos(2 * .pi * uniform())
-        }
-    }
-
     /// Samples of `seconds` at 30 fps: (capture time µs, r, g, b). `bpm` nil: no pulse at all.
     /// `direction`: how the colour changes with the beat, in normalised R, G, B; by default the blood-volume pulse
     /// signature (de Haan & van Leest 2014). Anything else stands for a periodic motion or expression artefact.
@@ -29,7 +13,7 @@ struct PulseEstimatorTests {
                      noise: Double = 0.001, direction: (r: Double, g: Double, b: Double) = (0.33, 0.77, 0.53))
         -> [(Int64, Double, Double, Double)]
     {
-        var random = Noise(state: seed)
+        var random = SplitMix64(seed: seed)
         let base = (r: 160.0, g: 115.0, b: 95.0)
         let pbv = direction
         var out: [(Int64, Double, Double, Double)] = []
@@ -184,5 +168,17 @@ struct PulseEstimatorTests {
             _ = fresh.add(timeUs: t - 500_000, r: 1, g: 1, b: 1)  // late, ignored
         }
         #expect(last.map { abs($0.bpm - 90) <= 5 } == true, "\(String(describing: last))")
+    }
+}
+
+/// Draws for the synthetic skin colour, from the target's seeded generator (ReorderBufferTestSupport.swift).
+extension SplitMix64 {
+    /// Uniform in [0, 1).
+    mutating func uniform() -> Double { Double(next() >> 11) / Double(1 << 53) }
+
+    /// Standard normal (Box-Muller).
+    mutating func gaussian() -> Double {
+        let u = max(uniform(), 1e-12)
+        return (-2 * log(u)).squareRoot() * cos(2 * .pi * uniform())
     }
 }
