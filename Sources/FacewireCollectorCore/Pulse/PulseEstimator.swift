@@ -106,9 +106,7 @@ public struct PulseEstimator: Sendable {
         lastEstimateAt = t
         guard Double(samples.count) >= configuration.minSampleRate * configuration.window else {
             // Too sparse to read the band: nothing to say about this window.
-            latest = nil
-            current = nil
-            recent.removeAll()
+            forgetReadings()
             return nil
         }
         estimate(until: t)
@@ -117,10 +115,15 @@ public struct PulseEstimator: Sendable {
 
     private mutating func restart() {
         samples.removeAll(keepingCapacity: true)
+        forgetReadings()
+        lastEstimateAt = -.infinity
+    }
+
+    /// No reading, nothing reported, no peaks to agree with: what a window without a usable estimate leaves.
+    private mutating func forgetReadings() {
         recent.removeAll()
         latest = nil
         current = nil
-        lastEstimateAt = -.infinity
     }
 
     private mutating func estimate(until t: Double) {
@@ -133,9 +136,7 @@ public struct PulseEstimator: Sendable {
         case .chrom: signal = PulseSignal.chrom(grid, rate: configuration.rate, band: band)
         }
         guard let peak = PulseSignal.peak(signal, rate: configuration.rate, band: band) else {
-            latest = nil
-            current = nil
-            recent.removeAll()
+            forgetReadings()
             return
         }
         let angle = PulseSignal.signatureAngle(grid, rate: configuration.rate, frequency: peak.frequency) ?? 90

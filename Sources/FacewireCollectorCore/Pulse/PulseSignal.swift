@@ -130,7 +130,7 @@ public enum PulseSignal {
         let n = x.count
         guard n >= 8, rate > 0, rate.isFinite, resolution > 0 else { return nil }
         let detrended = detrend(x)
-        let hann = (0..<n).map { 0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(n - 1)) }
+        let hann = Self.hann(n)
         let windowed = zip(detrended, hann).map(*)
         let upper = min(rate / 2, band.upperBound * 2 + 0.3)
         let lower = max(0.1, band.lowerBound - 0.3)
@@ -175,6 +175,11 @@ public enum PulseSignal {
         spectrum(x, rate: rate, band: band, resolution: resolution).flatMap { peak($0, band: band) }
     }
 
+    /// A Hann window of `n` (>= 2) points.
+    static func hann(_ n: Int) -> [Double] {
+        (0..<n).map { 0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(n - 1)) }
+    }
+
     /// The DFT of `x` at `omega` radians per sample, by rotating a unit phasor (one complex multiply per sample
     /// instead of a sine and a cosine; the phasor is renormalised every 64 samples against rounding drift).
     static func dft(_ x: [Double], at omega: Double) -> (re: Double, im: Double) {
@@ -208,7 +213,7 @@ public enum PulseSignal {
         let n = rgb.count
         guard n >= 8, rate > 0, rate.isFinite, frequency.isFinite else { return nil }
         let channels: [[Double]] = [rgb.map(\.r), rgb.map(\.g), rgb.map(\.b)]
-        let hann = (0..<n).map { 0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(n - 1)) }
+        let hann = Self.hann(n)
         var a = [Double](repeating: 0, count: 3)
         var b = [Double](repeating: 0, count: 3)
         for (k, channel) in channels.enumerated() {
