@@ -137,7 +137,10 @@ public enum PulseEvaluation {
         var reported: [Double] = []
         var windows: [Double] = []
         for (t, rgb) in zip(trace.t, trace.rgb) where rgb.count == 3 {
-            let estimate = estimator.add(timeUs: Int64((t * 1_000_000).rounded()), r: rgb[0], g: rgb[1], b: rgb[2])
+            // A time µs cannot hold (NaN, infinite, beyond Int64: a file stating a near-zero frame rate) is skipped,
+            // not converted: the conversion would trap.
+            guard let timeUs = Int64(exactly: (t * 1_000_000).rounded()) else { continue }
+            let estimate = estimator.add(timeUs: timeUs, r: rgb[0], g: rgb[1], b: rgb[2])
             if let estimate { reported.append(estimate.bpm) }
             if let latest = estimator.latest { windows.append(latest.bpm) }
         }

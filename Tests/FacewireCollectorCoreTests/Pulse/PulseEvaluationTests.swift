@@ -70,6 +70,16 @@ struct PulseEvaluationTests {
         #expect(rate.reportedFraction == nil)
     }
 
+    @Test func timesMicrosecondsCannotHoldAreSkippedNotTrapped() {
+        // A file stating a frame rate of 1e-300 gives times past Int64's microseconds; NaN and infinity likewise.
+        let times: [Double] = [.nan, .infinity, -.infinity, 1e300, -1e300, 9.3e12, 0]
+        let trace = PulseEvaluation.Trace(
+            recording: "x/y", region: "forehead", truth: 72, fps: 1e-300, input: "skin", leftOut: 0, t: times,
+            rgb: Array(repeating: [160, 115, 95], count: times.count))
+        let rate = PulseEvaluation.rate(trace, configuration: .init())
+        #expect(rate.bpm == nil && rate.estimateSeconds == 0)
+    }
+
     @Test func evaluatesBothMethods() {
         let result = PulseEvaluation.evaluate(Self.trace(bpm: 90, seconds: 30))
         #expect(result.samples == 450)
