@@ -8,13 +8,17 @@
 ///
 /// What is reported is gated, because a face's own motion, expressions and lighting put far more colour change into
 /// the heart-rate band than its pulse does (measured: about ten times as much on talking-head clips), and the
-/// strongest peak is then not a heart rate at all:
+/// strongest peak is then not a heart rate at all. Most of that change is slow, so the spectrum is first tilted
+/// towards high frequencies (``Configuration/whitening``, ``PulseSignal/tilted(_:exponent:)``): peak and SNR are
+/// read on the tilted spectrum. Then:
 /// - **Start:** the newest window's SNR reaches ``Configuration/minSNR``, its colour change at the peak points along
 ///   the blood-volume signature (within ``Configuration/maxSignatureAngle``), and the newest
 ///   ``Configuration/agreement`` window peaks lie within ``Configuration/maxSpread``.
 /// - **Hold:** once reporting, a window whose SNR still reaches ``Configuration/holdSNR``, whose peak is within
-///   ``Configuration/maxSpread`` of the rate last reported and still along the signature, keeps it going.
-/// Otherwise "not yet" (nil). The reported rate is the newest window's peak.
+///   ``Configuration/maxSpread`` of the previous window's peak and still along the signature, keeps it going.
+/// Otherwise "not yet" (nil). The reported rate is the newest ``Configuration/refineWindow`` seconds' peak within
+/// ``Configuration/maxSpread`` of the window's peak (``PulseSignal/refine(_:rate:around:seconds:span:resolution:)``):
+/// a 10 s window's own peak is its mean rate, some 5 s late when the rate changes.
 ///
 /// Pure: no clock but the samples' own times. Bounded: at most ``Configuration/maxSamples`` samples.
 public struct PulseEstimator: Sendable {
@@ -34,14 +38,22 @@ public struct PulseEstimator: Sendable {
         public var maxGap: Double = 1.0
         /// Seconds between two estimates.
         public var interval: Double = 1
-        /// The SNR (dB) a window needs to start reporting. Chosen on synthetic clips (scripts/eval-pulse-synthetic.py,
-        /// BENCHMARKS.md): 3 dB let white camera noise through on 18 % of the seconds of one seed, 4 dB on 7 %.
-        public var minSNR: Double = 4
-        /// The SNR (dB) a window needs to keep reporting the rate it continues.
-        public var holdSNR: Double = 0
+        /// The tilt of the spectrum before its peak and SNR are read: power times frequency to this exponent (0: none;
+        /// 1 is 3 dB per octave). Chosen with ``minSNR`` and ``holdSNR`` on synthetic clips (BENCHMARKS.md, "Heart
+        /// rate"): talking heads' own colour change falls by about 5 dB per octave across the band; 1.5 found a few
+        /// more pulses there but lost slow ones under plain camera noise (with a 3 dB start, 50 bpm was reported on 41 %
+        /// of the frames of the unit tests' clean face), which 1 keeps.
+        public var whitening: Double = 1
+        /// The SNR (dB, on the tilted spectrum) a window needs to start reporting.
+        public var minSNR: Double = 2.5
+        /// The SNR (dB, on the tilted spectrum) a window needs to keep reporting the rate it continues.
+        public var holdSNR: Double = -3
+        /// Seconds of the newest pulse signal whose peak near the window's is the reported rate (0: the window's own).
+        public var refineWindow: Double = 5
         /// How many newest window peaks must agree to start reporting.
         public var agreement = 3
-        /// How far apart (bpm) those peaks may be, and how far a held window's peak may be from the reported rate.
+        /// How far apart (bpm) those peaks may be, how far a held window's peak may be from the previous one, and how
+        /// far from the window's peak the refined rate is looked for.
         public var maxSpread: Double = 6
         /// How far (degrees) the colour change at the peak may point from the blood-volume signature.
         public var maxSignatureAngle: Double = 35
@@ -56,7 +68,7 @@ public struct PulseEstimator: Sendable {
 
     /// A reported heart rate.
     public struct Estimate: Sendable, Equatable {
-        /// Beats per minute: the newest window's peak.
+        /// Beats per minute: the peak of the newest ``Configuration/refineWindow`` seconds near the window's peak.
         public var bpm: Double
         /// The newest window's SNR (dB).
         public var snr: Double
@@ -66,7 +78,10 @@ public struct PulseEstimator: Sendable {
 
     /// One window's reading, reported or not.
     public struct Reading: Sendable, Equatable {
+        /// The window's peak (what agreement and holding compare).
         public var bpm: Double
+        /// The rate to report: the newest seconds' peak near `bpm` (`bpm` itself when that could not be read).
+        public var refinedBPM: Double
         public var snr: Double
         /// Degrees from the blood-volume signature (90 when it could not be measured).
         public var signatureAngle: Double
@@ -135,15 +150,21 @@ public struct PulseEstimator: Sendable {
         case .pos: signal = PulseSignal.pos(grid, rate: configuration.rate)
         case .chrom: signal = PulseSignal.chrom(grid, rate: configuration.rate, band: band)
         }
-        guard let peak = PulseSignal.peak(signal, rate: configuration.rate, band: band) else {
+        guard let spectrum = PulseSignal.spectrum(signal, rate: configuration.rate, band: band),
+            let peak = PulseSignal.peak(PulseSignal.tilted(spectrum, exponent: configuration.whitening), band: band)
+        else {
             forgetReadings()
             return
         }
         let angle = PulseSignal.signatureAngle(grid, rate: configuration.rate, frequency: peak.frequency) ?? 90
-        let reading = Reading(bpm: peak.frequency * 60, snr: peak.snr, signatureAngle: angle)
+        let refined = PulseSignal.refine(
+            signal, rate: configuration.rate, around: peak.frequency, seconds: configuration.refineWindow,
+            span: configuration.maxSpread / 60)
+        let reading = Reading(
+            bpm: peak.frequency * 60, refinedBPM: (refined ?? peak.frequency) * 60, snr: peak.snr, signatureAngle: angle)
         latest = reading
         recent.append(reading.bpm)
-        let keep = max(1, configuration.agreement)
+        let keep = max(2, configuration.agreement)  // at least the previous peak, for holding
         if recent.count > keep { recent.removeFirst(recent.count - keep) }
         current = Self.decide(reading, recent: recent, reported: current, configuration: configuration)
     }
@@ -152,10 +173,15 @@ public struct PulseEstimator: Sendable {
     /// (`recent`, newest last, `reading` among them) and what was reported before.
     static func decide(_ reading: Reading, recent: [Double], reported: Estimate?, configuration: Configuration) -> Estimate? {
         let along = reading.signatureAngle <= configuration.maxSignatureAngle
-        let starts = reading.snr >= configuration.minSNR && along && recent.count >= max(1, configuration.agreement)
-            && (recent.max()! - recent.min()!) <= configuration.maxSpread
-        let holds = reported.map { reading.snr >= configuration.holdSNR && along && abs(reading.bpm - $0.bpm) <= configuration.maxSpread } ?? false
+        let agreeing = recent.suffix(max(1, configuration.agreement))
+        let starts = reading.snr >= configuration.minSNR && along && agreeing.count >= max(1, configuration.agreement)
+            && (agreeing.max()! - agreeing.min()!) <= configuration.maxSpread
+        // Holding compares window peaks: the previous window's (reported, since `reported` is set) with this one's.
+        let previous = recent.count >= 2 ? recent[recent.count - 2] : nil
+        let holds = reported != nil && previous.map {
+            reading.snr >= configuration.holdSNR && along && abs(reading.bpm - $0) <= configuration.maxSpread
+        } ?? false
         guard starts || holds else { return nil }
-        return Estimate(bpm: reading.bpm, snr: reading.snr, window: configuration.window)
+        return Estimate(bpm: reading.refinedBPM, snr: reading.snr, window: configuration.window)
     }
 }

@@ -69,13 +69,21 @@ struct PulseAtTheCollectorTests {
     @Test func aTrackWithAPulseGetsItsHeartRateAfterTheWindow() {
         var h = CoreHarness()
         h.send(CoreHarness.hello("cam"))
-        Self.feed(&h, bpm: 84, seconds: 20, start: h.wall)
+        let start = h.wall
+        Self.feed(&h, bpm: 84, seconds: 20, start: start)
         let frames = h.frames("cam")
         #expect(frames.count == 600)
-        let rated = frames.compactMap { $0.faces.first?.hasHeartRate == true ? $0.faces.first!.heartRate : nil }
+        let rated = frames.filter { $0.faces.first?.hasHeartRate == true }
         #expect(frames.prefix(280).allSatisfy { $0.faces.first?.hasHeartRate == false }, "not before the window is full")
         #expect(rated.count >= frames.count / 3, "\(rated.count) of \(frames.count) frames rated")
-        #expect(rated.allSatisfy { abs($0.bpm - 84) <= 5 && $0.windowSeconds == 10 }, "\(rated.prefix(5).map(\.bpm))")
+        // The estimator's accuracy is PulseEstimatorTests' subject; here: every rate near the pulse's (wandering) rate
+        // at the frame's capture time, most within 5 bpm (one estimate holds for a second, some 30 frames).
+        let errors = rated.map { frame in
+            abs(Double(frame.faces[0].heartRate.bpm) - PulseEstimatorTests.rate(around: 84, at: Double(frame.captureTimeUs - start) / 1_000_000))
+        }
+        #expect(rated.allSatisfy { $0.faces[0].heartRate.windowSeconds == 10 })
+        #expect(errors.allSatisfy { $0 <= 10 }, "\(errors.max() ?? 0)")
+        #expect(errors.filter { $0 <= 5 }.count * 4 >= rated.count * 3, "\(errors.filter { $0 <= 5 }.count) of \(rated.count) within 5 bpm")
     }
 
     @Test func aTrackThatLeavesCarriesItsLastReportedRateInItsLeftEvent() throws {
