@@ -13,7 +13,7 @@ heartRate, and *right* when that rate (median over the second) is within --toler
 over the second). With the pulse off, every reported second is a false one.
 
     /usr/bin/python3 scripts/eval-pulse-synthetic.py --facewire .build/release/facewire [--amplitude 0.01] \
-        [--only pulse|control] [--jobs 1] [--seconds 45]
+        [--only pulse|control] [--jobs 1] [--seconds 45] [--seed 0] [--work /tmp/facewire-pulse-eval]
 
 Frames the cluster itself drops (no idle worker) add to the --drop ones; the table says how many frames reached it.
 """
@@ -164,6 +164,9 @@ def main():
     parser.add_argument("--runs", type=int, default=len(DEFAULT_RUNS), help="the first N of the clip/rate list")
     parser.add_argument("--only", choices=["pulse", "control"], help="only the pulse runs or only the controls")
     parser.add_argument("--replay", action="store_true", help="score the outputs already in --work, run nothing")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="added to each clip's seed (its rate's wander, pulse phase, breathing, left-out frames): "
+                             "another seed gives clips the estimator's settings were not chosen on")
     parser.add_argument("extra", nargs="*", help="more arguments for facewire --role local (after --)")
     args = parser.parse_args()
     if not os.path.isdir(DATA):
@@ -176,7 +179,7 @@ def main():
             if args.only and (args.only == "pulse") != pulse:
                 continue
             name = f"{os.path.splitext(clip)[0]}-{f'{bpm}-a{args.amplitude:g}' if pulse else 'none'}"
-            plan.append((name, clip, bpm, pulse, n + 1))
+            plan.append((name, clip, bpm, pulse, args.seed + n + 1))
     lock = threading.Lock()
     results = {}
 
