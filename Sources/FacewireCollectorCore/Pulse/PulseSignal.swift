@@ -186,9 +186,12 @@ public enum PulseSignal {
         return Spectrum(frequencies: spectrum.frequencies, power: power, seconds: spectrum.seconds)
     }
 
+    /// Most frequencies ``refine(_:rate:around:seconds:span:resolution:)`` looks at (its span over its resolution).
+    static let maxRefineSteps = 10_000
+
     /// The frequency (Hz) within `span` of `frequency` where the newest `seconds` of `x` (sampled at `rate` Hz,
     /// linear trend removed, Hann-windowed) have the most power, searched every `resolution` Hz; nil when `x` holds
-    /// less than `seconds` or the span is empty.
+    /// less than `seconds`, or for arguments out of range (more than ``maxRefineSteps`` frequencies among them).
     ///
     /// A window's spectral peak is the mean rate over the whole window, so it trails a changing rate by about half
     /// the window (5 s for 10 s); the peak of the newest few seconds, looked for only near the window's own peak,
@@ -197,12 +200,15 @@ public enum PulseSignal {
         _ x: [Double], rate: Double, around frequency: Double, seconds: Double, span: Double, resolution: Double = 0.005
     ) -> Double? {
         guard rate > 0, rate.isFinite, seconds > 0, seconds.isFinite, span >= 0, span.isFinite, resolution > 0,
-            frequency.isFinite, frequency > 0
+            resolution.isFinite, frequency.isFinite, frequency > 0
         else { return nil }
-        let n = Int((seconds * rate).rounded())
-        guard n >= 8, n <= x.count else { return nil }
+        // Both counts are checked as doubles before they become integers: a product or quotient past Int.max traps.
+        let samples = (seconds * rate).rounded()
+        let stepCount = (2 * span / resolution).rounded(.down)
+        guard samples >= 8, samples <= Double(x.count), stepCount <= Double(maxRefineSteps) else { return nil }
+        let n = Int(samples)
         let newest = zip(detrend(Array(x.suffix(n))), hann(n)).map(*)
-        let steps = Int((2 * span / resolution).rounded(.down))
+        let steps = Int(stepCount)
         var best: (frequency: Double, power: Double)?
         for i in 0...steps {
             let f = frequency - span + Double(i) * resolution

@@ -200,6 +200,10 @@ struct PulseEstimatorTests {
         #expect(PulseSignal.refine(signal, rate: 30, around: .nan, seconds: 4, span: 0.1) == nil)
         #expect(PulseSignal.refine(signal, rate: 0, around: 1.4, seconds: 4, span: 0.1) == nil)
         #expect(PulseSignal.refine(signal, rate: 30, around: 1.4, seconds: 4, span: .infinity) == nil)
+        // Counts past Int.max do not trap: seconds × rate, span ÷ resolution.
+        #expect(PulseSignal.refine(signal, rate: 1e200, around: 1.4, seconds: 1e200, span: 0.1) == nil)
+        #expect(PulseSignal.refine(signal, rate: 30, around: 1.4, seconds: 4, span: 0.1, resolution: 1e-300) == nil)
+        #expect(PulseSignal.refine(signal, rate: 30, around: 1.4, seconds: 4, span: 0.1, resolution: 0.1 / 20_000) == nil)
     }
 
     @Test("the reported rate follows a moving rate more closely than the window's own peak")
