@@ -126,18 +126,14 @@ public enum PulseSignal {
 
     /// The Hann-windowed power spectrum of `x` (sampled at `rate` Hz, linear trend removed) over `band` (up to the
     /// Nyquist frequency), every `resolution` Hz, normalised to sum 1 (so spectra of windows can be averaged with
-    /// equal weight). Nil for a signal too short or flat.
+    /// equal weight). Nil for a signal too short or flat, or a grid of more than ``maxGridPoints`` frequencies.
     public static func spectrum(_ x: [Double], rate: Double, band: ClosedRange<Double>, resolution: Double = 0.01) -> Spectrum? {
         let n = x.count
-        guard n >= 8, rate > 0, rate.isFinite, resolution > 0 else { return nil }
-        let detrended = detrend(x)
-        let hann = Self.hann(n)
-        let windowed = zip(detrended, hann).map(*)
+        guard n >= 8, rate > 0, rate.isFinite else { return nil }
         let upper = min(rate / 2, band.upperBound)
         let lower = band.lowerBound
-        guard lower > 0, upper >= lower else { return nil }
-        let count = max(0, Int(((upper - lower) / resolution).rounded(.down)) + 1)
-        let frequencies = (0..<count).map { lower + Double($0) * resolution }
+        guard lower > 0, upper >= lower, let frequencies = grid(from: lower, span: upper - lower, every: resolution) else { return nil }
+        let windowed = zip(detrend(x), hann(n)).map(*)
         var power = frequencies.map { f -> Double in
             let (re, im) = dft(windowed, at: 2 * Double.pi * f / rate)
             return re * re + im * im
@@ -186,12 +182,22 @@ public enum PulseSignal {
         return Spectrum(frequencies: spectrum.frequencies, power: power, seconds: spectrum.seconds)
     }
 
-    /// Most frequencies ``refine(_:rate:around:seconds:span:resolution:)`` looks at (its span over its resolution).
-    static let maxRefineSteps = 10_000
+    /// Most frequencies a spectrum or a refinement evaluates (10 times the default spectrum's 40–180 bpm at 0.01 Hz).
+    static let maxGridPoints = 10_000
+
+    /// `lower`, `lower + resolution`, … up to `lower + span`: nil for a resolution that is not positive and finite,
+    /// a bound or span that is not finite or a negative span, or more than ``maxGridPoints`` points (checked before
+    /// the count becomes an integer, which a quotient past Int.max would trap).
+    static func grid(from lower: Double, span: Double, every resolution: Double) -> [Double]? {
+        guard resolution > 0, resolution.isFinite, lower.isFinite, span >= 0, span.isFinite else { return nil }
+        let steps = (span / resolution).rounded(.down)
+        guard steps < Double(maxGridPoints) else { return nil }
+        return (0...Int(steps)).map { lower + Double($0) * resolution }
+    }
 
     /// The frequency (Hz) within `span` of `frequency` where the newest `seconds` of `x` (sampled at `rate` Hz,
     /// linear trend removed, Hann-windowed) have the most power, searched every `resolution` Hz; nil when `x` holds
-    /// less than `seconds`, or for arguments out of range (more than ``maxRefineSteps`` frequencies among them).
+    /// less than `seconds`, or for arguments out of range (more than ``maxGridPoints`` frequencies among them).
     ///
     /// A window's spectral peak is the mean rate over the whole window, so it trails a changing rate by about half
     /// the window (5 s for 10 s); the peak of the newest few seconds, looked for only near the window's own peak,
@@ -199,32 +205,21 @@ public enum PulseSignal {
     public static func refine(
         _ x: [Double], rate: Double, around frequency: Double, seconds: Double, span: Double, resolution: Double = 0.005
     ) -> Double? {
-        guard rate > 0, rate.isFinite, seconds > 0, seconds.isFinite, span >= 0, span.isFinite, resolution > 0,
-            resolution.isFinite, frequency.isFinite, frequency > 0
+        guard rate > 0, rate.isFinite, seconds > 0, seconds.isFinite, span >= 0, frequency.isFinite, frequency > 0,
+            let frequencies = grid(from: frequency - span, span: 2 * span, every: resolution)
         else { return nil }
-        // Both counts are checked as doubles before they become integers: a product or quotient past Int.max traps.
+        // Checked as a double before it becomes an integer: a product past Int.max traps.
         let samples = (seconds * rate).rounded()
-        let stepCount = (2 * span / resolution).rounded(.down)
-        guard samples >= 8, samples <= Double(x.count), stepCount <= Double(maxRefineSteps) else { return nil }
+        guard samples >= 8, samples <= Double(x.count) else { return nil }
         let n = Int(samples)
         let newest = zip(detrend(Array(x.suffix(n))), hann(n)).map(*)
-        let steps = Int(stepCount)
         var best: (frequency: Double, power: Double)?
-        for i in 0...steps {
-            let f = frequency - span + Double(i) * resolution
-            guard f > 0 else { continue }
+        for f in frequencies where f > 0 {
             let (re, im) = dft(newest, at: 2 * Double.pi * f / rate)
             let power = re * re + im * im
             if best == nil || power > best!.power { best = (f, power) }
         }
         return best?.frequency
-    }
-
-    /// The strongest frequency of `x` in `band` (Hz) with its SNR (dB): ``peak(_:band:)`` of its ``spectrum``.
-    public static func peak(_ x: [Double], rate: Double, band: ClosedRange<Double>, resolution: Double = 0.01)
-        -> (frequency: Double, snr: Double)?
-    {
-        spectrum(x, rate: rate, band: band, resolution: resolution).flatMap { peak($0, band: band) }
     }
 
     /// A Hann window of `n` (>= 2) points.

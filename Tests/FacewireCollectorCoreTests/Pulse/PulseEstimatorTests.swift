@@ -180,6 +180,11 @@ struct PulseEstimatorTests {
         let spectrum = try #require(PulseSignal.spectrum(signal, rate: 30, band: band))
         #expect(abs(try #require(PulseSignal.peak(spectrum, band: band)).frequency - 0.75) < 0.03)
         #expect(abs(try #require(PulseSignal.peak(PulseSignal.tilted(spectrum, exponent: 3), band: band)).frequency - 2.2) < 0.03)
+        // A grid finer than maxGridPoints frequencies, or a resolution whose count would trap, gives no spectrum.
+        #expect(PulseSignal.spectrum(signal, rate: 30, band: band, resolution: 1e-300) == nil)
+        #expect(PulseSignal.spectrum(signal, rate: 30, band: band, resolution: (band.upperBound - band.lowerBound) / 20_000) == nil)
+        #expect(PulseSignal.spectrum(signal, rate: 30, band: band, resolution: .infinity) == nil)
+        #expect(PulseSignal.spectrum(signal, rate: 30, band: band, resolution: .nan) == nil)
     }
 
     @Test func refiningReadsTheNewestSecondsNearThePeak() throws {
@@ -190,7 +195,8 @@ struct PulseEstimatorTests {
             return sin(phase)
         }
         let band = (40.0 / 60)...(180.0 / 60)
-        let window = try #require(PulseSignal.peak(signal, rate: 30, band: band)).frequency * 60
+        let spectrum = try #require(PulseSignal.spectrum(signal, rate: 30, band: band))
+        let window = try #require(PulseSignal.peak(spectrum, band: band)).frequency * 60
         let refined = try #require(PulseSignal.refine(signal, rate: 30, around: window / 60, seconds: 4, span: 0.2)) * 60
         #expect(abs(refined - 90) < abs(window - 90), "window \(window), refined \(refined)")
         #expect(abs(refined - 90) < 2, "refined \(refined)")
