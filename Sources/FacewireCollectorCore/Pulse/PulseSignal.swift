@@ -8,6 +8,9 @@ import Foundation
 ///   alpha tuning, overlap-add).
 /// - CHROM: G. de Haan, V. Jeanne, "Robust Pulse Rate From Chrominance-Based rPPG", IEEE TBME 60(10), 2013
 ///   (Xs = 3R − 2G, Ys = 1.5R + G − 1.5B on normalised channels, band-passed, S = Xf − α·Yf).
+/// - PBV: G. de Haan, A. van Leest, "Improved motion robustness of remote-PPG by using the blood volume pulse
+///   signature", Physiol. Meas. 35(9), 2014 (the projection that passes the signature and suppresses colour change
+///   along any other direction, from the channels' covariance), over the same 1.6 s overlap-added windows as POS.
 /// - SNR: de Haan & Jeanne 2013, eq. 9: power within ±0.1 Hz of the peak and ±0.2 Hz of its first harmonic over the
 ///   rest of the band, in dB, counting the band only; the neighbourhood is widened to the Hann window's main lobe
 ///   (±2/T) when that is wider.
@@ -52,28 +55,41 @@ public enum PulseSignal {
     /// The POS pulse signal of uniformly sampled colours (`rate` Hz), by overlap-adding 1.6 s windows.
     public static func pos(_ rgb: [RGB], rate: Double) -> [Double] {
         let n = rgb.count
-        let l = max(2, Int((1.6 * rate).rounded()))
+        guard rate > 0, rate.isFinite else { return [] }
+        let l = max(2, Int((1.6 * min(rate, 1000)).rounded()))
         guard n >= l else { return [] }
         var h = [Double](repeating: 0, count: n)
+        // One pair of buffers for every window (an estimate runs this for the face and each region).
+        var s1 = [Double](repeating: 0, count: l)
+        var s2 = [Double](repeating: 0, count: l)
         for start in 0...(n - l) {
-            let window = rgb[start..<(start + l)]
-            let mr = window.reduce(0) { $0 + $1.r } / Double(l)
-            let mg = window.reduce(0) { $0 + $1.g } / Double(l)
-            let mb = window.reduce(0) { $0 + $1.b } / Double(l)
+            var (mr, mg, mb) = (0.0, 0.0, 0.0)
+            for k in start..<(start + l) {
+                mr += rgb[k].r
+                mg += rgb[k].g
+                mb += rgb[k].b
+            }
+            (mr, mg, mb) = (mr / Double(l), mg / Double(l), mb / Double(l))
             guard mr > 0, mg > 0, mb > 0 else { continue }
-            var s1 = [Double](repeating: 0, count: l)
-            var s2 = [Double](repeating: 0, count: l)
-            for (k, c) in window.enumerated() {
+            var (sum1, sum2) = (0.0, 0.0)
+            for k in 0..<l {
+                let c = rgb[start + k]
                 let (r, g, b) = (c.r / mr, c.g / mg, c.b / mb)
                 s1[k] = g - b
                 s2[k] = -2 * r + g + b
+                sum1 += s1[k]
+                sum2 += s2[k]
             }
-            let d2 = standardDeviation(s2)
-            let alpha = d2 > 0 ? standardDeviation(s1) / d2 : 0
-            var p = zip(s1, s2).map { $0 + alpha * $1 }
-            let mean = p.reduce(0, +) / Double(l)
-            for k in p.indices { p[k] -= mean }
-            for k in 0..<l { h[start + k] += p[k] }
+            let (mean1, mean2) = (sum1 / Double(l), sum2 / Double(l))
+            var (v1, v2) = (0.0, 0.0)
+            for k in 0..<l {
+                v1 += (s1[k] - mean1) * (s1[k] - mean1)
+                v2 += (s2[k] - mean2) * (s2[k] - mean2)
+            }
+            let alpha = v2 > 0 ? (v1 / v2).squareRoot() : 0
+            // p = s1 + alpha s2, minus its mean.
+            let mean = mean1 + alpha * mean2
+            for k in 0..<l { h[start + k] += s1[k] + alpha * s2[k] - mean }
         }
         return h
     }
@@ -93,6 +109,61 @@ public enum PulseSignal {
         let dy = standardDeviation(yf)
         let alpha = dy > 0 ? standardDeviation(xf) / dy : 0
         return zip(xf, yf).map { $0 - alpha * $1 }
+    }
+
+    /// The PBV pulse signal of uniformly sampled colours (`rate` Hz), by overlap-adding 1.6 s windows: in each, the
+    /// channels normalised by their means (minus 1) are projected on `w = Q⁻¹ s / (sᵀ Q⁻¹ s)`, with `Q` their
+    /// covariance and `s` the blood-volume signature. Of all projections that pass a change along `s` unchanged, this
+    /// one has the least power: colour change along other directions (motion, expressions, light) is cancelled as far
+    /// as the window's own statistics allow. A window that is flat or degenerate adds nothing.
+    public static func pbv(_ rgb: [RGB], rate: Double) -> [Double] {
+        let n = rgb.count
+        guard rate > 0, rate.isFinite else { return [] }
+        let l = max(2, Int((1.6 * min(rate, 1000)).rounded()))
+        guard n >= l else { return [] }
+        let s = bloodVolumeSignature
+        var h = [Double](repeating: 0, count: n)
+        var c = [(Double, Double, Double)](repeating: (0, 0, 0), count: l)
+        for start in 0...(n - l) {
+            let window = rgb[start..<(start + l)]
+            let mr = window.reduce(0) { $0 + $1.r } / Double(l)
+            let mg = window.reduce(0) { $0 + $1.g } / Double(l)
+            let mb = window.reduce(0) { $0 + $1.b } / Double(l)
+            guard mr > 0, mg > 0, mb > 0 else { continue }
+            // Q, symmetric: (a b c / b d e / c e f).
+            var (a, b, cc, d, e, f) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+            for (k, x) in window.enumerated() {
+                let v = (x.r / mr - 1, x.g / mg - 1, x.b / mb - 1)
+                c[k] = v
+                a += v.0 * v.0
+                b += v.0 * v.1
+                cc += v.0 * v.2
+                d += v.1 * v.1
+                e += v.1 * v.2
+                f += v.2 * v.2
+            }
+            // A little ridge, relative to the window's own power, keeps Q invertible when the colour moves in a plane.
+            let ridge = 1e-9 * (a + d + f)
+            a += ridge
+            d += ridge
+            f += ridge
+            // w = Q⁻¹ s by the adjugate (Q is 3 × 3 and symmetric).
+            let (i00, i01, i02) = (d * f - e * e, cc * e - b * f, b * e - cc * d)
+            let (i11, i12, i22) = (a * f - cc * cc, b * cc - a * e, a * d - b * b)
+            let det = a * i00 + b * i01 + cc * i02
+            guard det > 0, det.isFinite else { continue }
+            let w = (
+                (i00 * s.r + i01 * s.g + i02 * s.b) / det, (i01 * s.r + i11 * s.g + i12 * s.b) / det,
+                (i02 * s.r + i12 * s.g + i22 * s.b) / det
+            )
+            let gain = s.r * w.0 + s.g * w.1 + s.b * w.2
+            guard gain > 0, gain.isFinite else { continue }
+            var mean = 0.0
+            for k in 0..<l { mean += (c[k].0 * w.0 + c[k].1 * w.1 + c[k].2 * w.2) / gain }
+            mean /= Double(l)
+            for k in 0..<l { h[start + k] += (c[k].0 * w.0 + c[k].1 * w.1 + c[k].2 * w.2) / gain - mean }
+        }
+        return h
     }
 
     /// `x` with only the frequencies in `band` (Hz) kept: its DFT zeroed outside the band (a brick-wall filter on the
@@ -196,23 +267,27 @@ public enum PulseSignal {
     }
 
     /// The frequency (Hz) within `span` of `frequency` where the newest `seconds` of `x` (sampled at `rate` Hz,
-    /// linear trend removed, Hann-windowed) have the most power, searched every `resolution` Hz; nil when `x` holds
-    /// less than `seconds`, or for arguments out of range (more than ``maxGridPoints`` frequencies among them).
+    /// linear trend removed, tapered by ``taper(_:peak:)``) have the most power, searched every `resolution` Hz; nil
+    /// when `x` holds less than `seconds`, or for arguments out of range (more than ``maxGridPoints`` frequencies
+    /// among them).
     ///
     /// A window's spectral peak is the mean rate over the whole window, so it trails a changing rate by about half
     /// the window (5 s for 10 s); the peak of the newest few seconds, looked for only near the window's own peak,
-    /// halves that lag without the short window's noise choosing the peak.
+    /// cuts that lag without the short window's noise choosing the peak. A taper that peaks late (`peak` 0.9: rising
+    /// over the first nine tenths, falling over the last tenth) weighs the newest samples most and cuts it further
+    /// than a symmetric one of the same length, with as little leakage at the ends.
     public static func refine(
-        _ x: [Double], rate: Double, around frequency: Double, seconds: Double, span: Double, resolution: Double = 0.005
+        _ x: [Double], rate: Double, around frequency: Double, seconds: Double, span: Double, peak: Double = 0.5,
+        resolution: Double = 0.005
     ) -> Double? {
         guard rate > 0, rate.isFinite, seconds > 0, seconds.isFinite, span >= 0, frequency.isFinite, frequency > 0,
-            let frequencies = grid(from: frequency - span, span: 2 * span, every: resolution)
+            peak > 0, peak <= 1, let frequencies = grid(from: frequency - span, span: 2 * span, every: resolution)
         else { return nil }
         // Checked as a double before it becomes an integer: a product past Int.max traps.
         let samples = (seconds * rate).rounded()
         guard samples >= 8, samples <= Double(x.count) else { return nil }
         let n = Int(samples)
-        let newest = zip(detrend(Array(x.suffix(n))), hann(n)).map(*)
+        let newest = zip(detrend(Array(x.suffix(n))), taper(n, peak: peak)).map(*)
         var best: (frequency: Double, power: Double)?
         for f in frequencies where f > 0 {
             let (re, im) = dft(newest, at: 2 * Double.pi * f / rate)
@@ -220,6 +295,17 @@ public enum PulseSignal {
             if best == nil || power > best!.power { best = (f, power) }
         }
         return best?.frequency
+    }
+
+    /// A window of `n` (>= 2) points that rises as half a cosine to its top at `peak` × `n` (clamped to the points)
+    /// and falls as another half to the end: a Hann window when `peak` is 0.5, a late one above.
+    static func taper(_ n: Int, peak: Double) -> [Double] {
+        guard n >= 2 else { return [Double](repeating: 1, count: max(0, n)) }
+        let top = Int((min(1, max(0, peak.isFinite ? peak : 0.5)) * Double(n)).rounded())
+        let a = min(n - 1, max(1, top))
+        let rising = (0..<a).map { 0.5 - 0.5 * cos(Double.pi * Double($0) / Double(a)) }
+        let falling = (0..<(n - a)).map { 0.5 + 0.5 * cos(Double.pi * Double($0) / Double(n - a)) }
+        return rising + falling
     }
 
     /// A Hann window of `n` (>= 2) points.
