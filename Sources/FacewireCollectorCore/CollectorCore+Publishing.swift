@@ -134,13 +134,18 @@ extension CollectorCore {
         for index in result.faces.indices {
             let face = result.faces[index]
             guard face.trackingID != 0, !face.skin.isEmpty else { continue }
-            // One colour per face: the regions' means weighted by their pixels.
-            var sum = (r: 0.0, g: 0.0, b: 0.0, n: 0.0)
-            for sample in face.skin {
-                let n = Double(sample.pixels)
-                sum = (sum.r + Double(sample.r) * n, sum.g + Double(sample.g) * n, sum.b + Double(sample.b) * n, sum.n + n)
+            // Validated (ResultValidation.isPlausible(skin:)): one sample per region kind, colours in 0...255.
+            let regions = face.skin.compactMap { sample -> PulseEstimator.RegionColour? in
+                let region: PulseEstimator.Region
+                switch sample.region {
+                case .forehead: region = .forehead
+                case .leftCheek: region = .leftCheek
+                case .rightCheek: region = .rightCheek
+                case .unspecified, .UNRECOGNIZED: return nil
+                }
+                return .init(region: region, r: Double(sample.r), g: Double(sample.g), b: Double(sample.b), pixels: Double(sample.pixels))
             }
-            guard sum.n > 0 else { continue }
+            guard !regions.isEmpty else { continue }
             if state.pulse[face.trackingID] == nil {
                 // `state` is this stream's (its stored copy is stale while publishing).
                 let live = streams.reduce(state.pulse.count) { $0 + ($1.key == key ? 0 : $1.value.pulse.count) }
@@ -150,9 +155,7 @@ extension CollectorCore {
                 }
                 state.pulse[face.trackingID] = PulseTrack()
             }
-            if let estimate = state.pulse[face.trackingID]!.estimator.add(
-                timeUs: result.captureTimeUs, r: sum.r / sum.n, g: sum.g / sum.n, b: sum.b / sum.n)
-            {
+            if let estimate = state.pulse[face.trackingID]!.estimator.add(timeUs: result.captureTimeUs, regions: regions) {
                 var rate = Facewire_V1_HeartRate()
                 rate.bpm = Float(estimate.bpm)
                 rate.snr = Float(estimate.snr)

@@ -40,7 +40,7 @@ public struct CollectorLimits: Sendable, Equatable {
         maxDelay: UInt64 = 1_000_000_000, maxPending: Int = 256, maxPendingBytes: Int = 256 << 20, maxStreams: Int = 1024, maxCaptures: Int = 1024,
         maxWorkers: Int = 4096, maxMetricStreams: Int = 64, streamIdleTimeout: UInt64 = 60_000_000_000,
         captureExpiry: UInt64 = 10_000_000_000, workerExpiry: UInt64 = 10_000_000_000,
-        statisticsInterval: UInt64 = 5_000_000_000, noticeInterval: UInt64 = 10_000_000_000, maxPulseTracks: Int = 1024
+        statisticsInterval: UInt64 = 5_000_000_000, noticeInterval: UInt64 = 10_000_000_000, maxPulseTracks: Int = 256
     ) {
         self.maxDelay = maxDelay
         self.maxPending = max(1, maxPending)

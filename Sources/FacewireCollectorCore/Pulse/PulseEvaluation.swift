@@ -9,6 +9,18 @@ import Foundation
 /// median of its window estimates (``PulseEstimator/latest``) at every sample, marked as not confident. A recording's
 /// rate is the median of its regions' rates.
 public enum PulseEvaluation {
+    /// The methods evaluated: those the reference implementation (pyVHR) runs beside ours.
+    public enum Method: String, Sendable, CaseIterable {
+        case pos, chrom
+
+        public var estimator: PulseEstimator.Method {
+            switch self {
+            case .pos: .pos
+            case .chrom: .chrom
+            }
+        }
+    }
+
     /// One line of `ground_truth.tsv` (country, video, mean_heart_rate_bpm, regions joined by `+`).
     public struct Recording: Sendable, Equatable {
         public var country: String
@@ -173,7 +185,7 @@ public enum PulseEvaluation {
             self.chrom = chrom
         }
 
-        public func rate(_ method: PulseEstimator.Method) -> Rate { method == .pos ? pos : chrom }
+        public func rate(_ method: Method) -> Rate { method == .pos ? pos : chrom }
 
         private enum CodingKeys: String, CodingKey {
             case recording, region, truth, input, samples, pos, chrom
@@ -183,9 +195,9 @@ public enum PulseEvaluation {
 
     /// Both methods on one trace; `configuration`'s own method is replaced by each in turn.
     public static func evaluate(_ trace: Trace, configuration: PulseEstimator.Configuration = .init()) -> RegionResult {
-        func run(_ method: PulseEstimator.Method) -> Rate {
+        func run(_ method: Method) -> Rate {
             var configuration = configuration
-            configuration.method = method
+            configuration.method = method.estimator
             return rate(trace, configuration: configuration)
         }
         return RegionResult(
@@ -213,7 +225,7 @@ public enum PulseEvaluation {
         public var pos: Combined
         public var chrom: Combined
 
-        public func rate(_ method: PulseEstimator.Method) -> Combined { method == .pos ? pos : chrom }
+        public func rate(_ method: Method) -> Combined { method == .pos ? pos : chrom }
     }
 
     /// A mean absolute error over the items that have a rate.
@@ -263,7 +275,7 @@ public enum PulseEvaluation {
         public var band: [Double]
         public var minSNR: Double
 
-        public func errors(_ method: PulseEstimator.Method) -> MethodErrors { method == .pos ? pos : chrom }
+        public func errors(_ method: Method) -> MethodErrors { method == .pos ? pos : chrom }
 
         public func jsonString() throws -> String {
             let encoder = JSONEncoder()
@@ -288,14 +300,14 @@ public enum PulseEvaluation {
         }
         let recordings = order.map { name -> RecordingResult in
             let parts = byRecording[name] ?? []
-            func combine(_ method: PulseEstimator.Method) -> RecordingResult.Combined {
+            func combine(_ method: Method) -> RecordingResult.Combined {
                 let rates = parts.map { $0.rate(method) }.filter { $0.bpm != nil }
                 return RecordingResult.Combined(
                     bpm: median(rates.compactMap(\.bpm)), regions: rates.count, confidentRegions: rates.filter(\.confident).count)
             }
             return RecordingResult(recording: name, truth: parts.first?.truth ?? 0, pos: combine(.pos), chrom: combine(.chrom))
         }
-        func errors(_ method: PulseEstimator.Method) -> MethodErrors {
+        func errors(_ method: Method) -> MethodErrors {
             MethodErrors(
                 regions: AbsoluteError(pairs: regions.map { ($0.rate(method).bpm, $0.truth) }),
                 recordings: AbsoluteError(pairs: recordings.map { ($0.rate(method).bpm, $0.truth) }),
@@ -358,7 +370,7 @@ extension PulseEvaluation.Summary {
         lines.append("")
         lines.append("\\* not reported (below the estimator's SNR or agreement gates): the median of its window estimates instead.")
         lines.append("")
-        for method in PulseEstimator.Method.allCases {
+        for method in PulseEvaluation.Method.allCases {
             let errors = errors(method)
             lines.append(
                 "MAE ours \(method.rawValue.uppercased()) (bpm): per region file \(mae(errors.regions)), per recording \(mae(errors.recordings)), "

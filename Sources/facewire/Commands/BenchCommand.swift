@@ -102,7 +102,7 @@ struct PulseCostCommand: ParsableCommand {
         commandName: "pulse-cost",
         abstract: "A test tool: the collector's heart-rate estimator on synthetic skin colours, CPU time per track.",
         discussion: """
-            Feeds --tracks estimators --seconds of skin colour each at --fps (a 72 bpm pulse, noise), as the \
+            Feeds --tracks estimators --seconds of skin colour each at --fps (a 72 bpm pulse, noise, three regions), as the \
             collector does for tracked faces, and prints one JSON line: samples, estimates, cpuSeconds, \
             msPerEstimate, msPerTrackSecond (CPU per second of one face's video: what a live stream costs per tracked \
             face) and reported (the share of estimates that gave a rate).
@@ -118,14 +118,14 @@ struct PulseCostCommand: ParsableCommand {
     @Option(help: "Frames per second of each track.")
     var fps: Double = 30
 
-    @Option(help: "Method: pos or chrom.")
+    @Option(help: "Method: pos, chrom or pbv.")
     var method: String = "pos"
 
     func validate() throws {
         guard (1...100_000).contains(tracks), seconds > 0, seconds <= 3600, fps > 0, fps <= 1000 else {
             throw ValidationError("--tracks 1...100000, --seconds 0...3600, --fps 0...1000")
         }
-        guard PulseEstimator.Method(rawValue: method) != nil else { throw ValidationError("--method pos or chrom") }
+        guard PulseEstimator.Method(rawValue: method) != nil else { throw ValidationError("--method pos, chrom or pbv") }
     }
 
     struct Report: Encodable {
@@ -151,10 +151,14 @@ struct PulseCostCommand: ParsableCommand {
             for i in 0..<frames {
                 let t = Double(i) / fps
                 let pulse = 0.003 * sin(2 * Double.pi * 1.2 * t + Double(track))
-                let noise = 0.001 * sin(Double(i &* 7919 % 1000))
-                let estimate = estimator.add(
-                    timeUs: Int64(t * 1_000_000), r: 160 * (1 + 0.33 * pulse + noise), g: 115 * (1 + 0.77 * pulse - noise),
-                    b: 95 * (1 + 0.53 * pulse + noise))
+                // Three regions, as a worker sends them: the collector reads each one's peak too.
+                let regions = PulseEstimator.Region.allCases.map { region -> PulseEstimator.RegionColour in
+                    let noise = 0.001 * sin(Double((i &* 7919 &+ region.rawValue &* 104_729) % 1000))
+                    return .init(
+                        region: region, r: 160 * (1 + 0.33 * pulse + noise), g: 115 * (1 + 0.77 * pulse - noise),
+                        b: 95 * (1 + 0.53 * pulse + noise), pixels: region == .forehead ? 4000 : 1800)
+                }
+                let estimate = estimator.add(timeUs: Int64(t * 1_000_000), regions: regions)
                 samples += 1
                 if let latest = estimator.latest, latest != previous {
                     estimates += 1

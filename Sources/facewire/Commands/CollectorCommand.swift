@@ -62,11 +62,11 @@ struct CollectorCommand: AsyncParsableCommand {
     var streamIdleTimeout: Double = 60
 
     @Option(help: ArgumentHelp(CollectorCommand.maxPulseTracksHelp))
-    var maxPulseTracks: Int = 1024
+    var maxPulseTracks: Int = 256
 
-    /// What `--max-pulse-tracks` accepts: an estimator holds a window of skin samples (at most 2048 of 32 bytes), so
-    /// 16,384 of them hold at most 1 GiB.
-    static let maxPulseTracksRange = 0...16_384
+    /// What `--max-pulse-tracks` accepts: an estimator holds a window of skin samples, the face's colour and its
+    /// regions' (at most 2048 of 64 bytes), so 8,192 of them hold at most 1 GiB.
+    static let maxPulseTracksRange = 0...8_192
     /// `--max-pulse-tracks`' help, shared by the collector and `local`.
     static let maxPulseTracksHelp = "Tracks whose heart rate is estimated at once, over all streams, "
         + "\(maxPulseTracksRange.lowerBound)...\(maxPulseTracksRange.upperBound) (each holds a window of skin samples); "

@@ -47,7 +47,7 @@ struct LocalCommand: AsyncParsableCommand {
     var statsInterval: Double = 5
 
     @Option(help: ArgumentHelp(CollectorCommand.maxPulseTracksHelp))
-    var maxPulseTracks: Int = 1024
+    var maxPulseTracks: Int = 256
 
     @Option(help: "The capture node's live-view preview: at most this many frames per second, only while a view watches; 0: no preview socket.")
     var previewFps: Double = CaptureConfiguration.defaultPreviewFPS

@@ -9,20 +9,29 @@ import Testing
 @Suite("Pulse at the collector")
 struct PulseAtTheCollectorTests {
     static func face(x: Float, skin: (Double, Double, Double)?) -> WireFace {
+        face(x: x, regions: skin.map { [PulseEstimator.RegionColour(region: .forehead, r: $0.0, g: $0.1, b: $0.2, pixels: 900)] } ?? [])
+    }
+
+    /// A face with the skin regions given (none: no pulse classifier).
+    static func face(x: Float, regions: [PulseEstimator.RegionColour]) -> WireFace {
         var face = WireFace()
         face.bounds.x = x
         face.bounds.y = 50
         face.bounds.width = 100
         face.bounds.height = 120
         face.confidence = 0.9
-        if let (r, g, b) = skin {
+        face.skin = regions.map { region in
             var sample = Facewire_V1_SkinSample()
-            sample.region = .forehead
-            sample.r = Float(r)
-            sample.g = Float(g)
-            sample.b = Float(b)
-            sample.pixels = 900
-            face.skin = [sample]
+            switch region.region {
+            case .forehead: sample.region = .forehead
+            case .leftCheek: sample.region = .leftCheek
+            case .rightCheek: sample.region = .rightCheek
+            }
+            sample.r = Float(region.r)
+            sample.g = Float(region.g)
+            sample.b = Float(region.b)
+            sample.pixels = UInt32(region.pixels)
+            return sample
         }
         return face
     }
@@ -37,16 +46,19 @@ struct PulseAtTheCollectorTests {
     }
 
     /// Sends `stream` frames from `seq` on, 30 a second of capture time from `start`, each with one face at x = 200 whose
-    /// skin pulses at `bpm` (``PulseEstimatorTests/skin(bpm:seconds:seed:drop:amplitude:noise:)``, no drops) for
-    /// `seconds`; returns the next sequence and the capture time of the last frame.
+    /// skin pulses at `bpm` (``PulseEstimatorTests/skin(bpm:seconds:seed:drop:amplitude:noise:)``, no drops, as three
+    /// regions: ``PulseEstimatorTests/regions(_:_:)``) for `seconds`; returns the next sequence and the capture time of
+    /// the last frame.
     @discardableResult
     static func feed(_ h: inout CoreHarness, _ stream: String = "cam", bpm: Double, seconds: Double, seq: UInt64 = 0, start: Int64)
         -> (seq: UInt64, time: Int64)
     {
         var next = (seq: seq, time: start)
+        var random = SplitMix64(seed: 4)
         for sample in PulseEstimatorTests.skin(bpm: bpm, seconds: seconds, seed: 3, drop: 0) {
             next.time = start + sample.0
-            h.send(result(stream, seq: next.seq, time: next.time, faces: [face(x: 200, skin: (sample.1, sample.2, sample.3))]), from: CoreHarness.worker)
+            let regions = PulseEstimatorTests.regions((sample.1, sample.2, sample.3), &random)
+            h.send(result(stream, seq: next.seq, time: next.time, faces: [face(x: 200, regions: regions)]), from: CoreHarness.worker)
             next.seq += 1
             h.advance(ms: 33)
         }

@@ -41,23 +41,36 @@ struct PulseEstimatorTests {
     }
 
     /// (reported estimates, frames after the first full window).
-    static func run(_ samples: [(Int64, Double, Double, Double)], _ configuration: PulseEstimator.Configuration = .init())
-        -> (estimates: [Double], framesAfterWindow: Int)
-    {
-        let (timed, after) = runTimed(samples, configuration)
+    static func run(
+        _ samples: [(Int64, Double, Double, Double)], _ configuration: PulseEstimator.Configuration = .init(), regions: Bool = true
+    ) -> (estimates: [Double], framesAfterWindow: Int) {
+        let (timed, after) = runTimed(samples, configuration, regions: regions)
         return (timed.map(\.bpm), after)
     }
 
-    /// The reported estimates with their capture times (s), and the frames after the first full window.
-    static func runTimed(_ samples: [(Int64, Double, Double, Double)], _ configuration: PulseEstimator.Configuration = .init())
-        -> (estimates: [(t: Double, bpm: Double)], framesAfterWindow: Int)
-    {
+    /// The three regions a worker would send for a face whose skin is `colour`: each with camera noise of its own
+    /// (0.1 % per channel, as much again as the face's own), the forehead twice the pixels of a cheek.
+    static func regions(_ colour: (Double, Double, Double), _ random: inout SplitMix64) -> [PulseEstimator.RegionColour] {
+        PulseEstimator.Region.allCases.map { region in
+            func channel(_ v: Double) -> Double { v * (1 + 0.001 * random.gaussian()) }
+            return .init(
+                region: region, r: channel(colour.0), g: channel(colour.1), b: channel(colour.2), pixels: region == .forehead ? 1800 : 900)
+        }
+    }
+
+    /// The reported estimates with their capture times (s), and the frames after the first full window. `regions`:
+    /// each sample goes in as three regions (``regions(_:_:)``), as the collector feeds it; otherwise as one colour.
+    static func runTimed(
+        _ samples: [(Int64, Double, Double, Double)], _ configuration: PulseEstimator.Configuration = .init(), regions: Bool = true
+    ) -> (estimates: [(t: Double, bpm: Double)], framesAfterWindow: Int) {
         var estimator = PulseEstimator(configuration: configuration)
+        var random = SplitMix64(seed: 99)
         var estimates: [(t: Double, bpm: Double)] = []
         var after = 0
         let start = samples.first!.0
         for (t, r, g, b) in samples {
-            let estimate = estimator.add(timeUs: t, r: r, g: g, b: b)
+            let estimate = regions
+                ? estimator.add(timeUs: t, regions: Self.regions((r, g, b), &random)) : estimator.add(timeUs: t, r: r, g: g, b: b)
             if Double(t - start) / 1_000_000 >= configuration.window + 1 {
                 after += 1
                 if let estimate { estimates.append((Double(t) / 1_000_000, estimate.bpm)) }
@@ -97,6 +110,22 @@ struct PulseEstimatorTests {
         #expect(Double(estimates.count) <= 0.1 * Double(after), "reported \(estimates.count) of \(after): \(estimates.prefix(10))")
     }
 
+    @Test("one colour without regions: the rate is found, and without a pulse reported on at most 15 % of the frames")
+    func oneColour() {
+        let (estimates, after) = Self.runTimed(Self.skin(bpm: 96, seed: 96), regions: false)
+        #expect(Double(estimates.count) >= 0.8 * Double(after), "reported on \(estimates.count) of \(after) frames")
+        #expect(Double(Self.close(estimates, around: 96)) >= 0.8 * Double(estimates.count))
+        // Weaker without regions to compare (agreement over time instead), and said so in the documentation.
+        var invented = 0
+        var frames = 0
+        for seed in UInt64(1)...5 {
+            let (none, after) = Self.run(Self.skin(bpm: nil, seed: seed), regions: false)
+            invented += none.count
+            frames += after
+        }
+        #expect(Double(invented) <= 0.15 * Double(frames), "reported \(invented) of \(frames)")
+    }
+
     @Test("a periodic colour change that is not along the blood-volume signature is not a pulse", arguments: [
         (0.9, -0.2, 0.1),  // reddening and yellowing, as with an expression or a blush
         (-0.3, 0.1, 0.9),  // towards blue, as a screen's light
@@ -106,6 +135,33 @@ struct PulseEstimatorTests {
         // Stronger than the pulse of the other tests, at a heart-like rate.
         let (estimates, after) = Self.run(Self.skin(bpm: 72, seed: 3, amplitude: 0.006, direction: direction))
         #expect(Double(estimates.count) <= 0.1 * Double(after), "reported \(estimates.count) of \(after): \(estimates.prefix(5))")
+    }
+
+    @Test("PBV passes a change along the blood-volume signature and cancels a stronger one along another")
+    func pbvPassesTheSignatureOnly() throws {
+        // A 1.2 Hz pulse along the signature, 0.3 % deep, under a 0.8 Hz change three times as deep towards red.
+        let rgb = (0..<300).map { i -> PulseSignal.RGB in
+            let t = Double(i) / 30
+            let p = 0.003 * sin(2 * .pi * 1.2 * t)
+            let m = 0.009 * sin(2 * .pi * 0.8 * t)
+            return PulseSignal.RGB(
+                t: t, r: 160 * (1 + p * 0.33 + m * 0.9), g: 115 * (1 + p * 0.77 - m * 0.2), b: 95 * (1 + p * 0.53 + m * 0.1))
+        }
+        let band = (40.0 / 60)...(180.0 / 60)
+        func peak(_ signal: [Double]) throws -> Double {
+            let spectrum = try #require(PulseSignal.spectrum(signal, rate: 30, band: band))
+            return try #require(PulseSignal.peak(spectrum, band: band)).frequency
+        }
+        #expect(abs(try peak(PulseSignal.pos(rgb, rate: 30)) - 0.8) < 0.05, "POS sees the stronger change")
+        #expect(abs(try peak(PulseSignal.pbv(rgb, rate: 30)) - 1.2) < 0.05, "PBV sees the pulse")
+        // Flat, too short or nonsense: nothing, without trapping.
+        let flat = (0..<300).map { PulseSignal.RGB(t: Double($0) / 30, r: 100, g: 100, b: 100) }
+        #expect(PulseSignal.pbv(flat, rate: 30).allSatisfy { $0 == 0 })
+        #expect(PulseSignal.pbv(Array(rgb.prefix(10)), rate: 30).isEmpty)
+        #expect(PulseSignal.pbv(rgb, rate: 0).isEmpty && PulseSignal.pbv(rgb, rate: .nan).isEmpty)
+        #expect(PulseSignal.pbv(rgb, rate: .infinity).isEmpty && PulseSignal.pbv(rgb, rate: 1e300).isEmpty)
+        let zeros = (0..<300).map { PulseSignal.RGB(t: Double($0) / 30, r: 0, g: 0, b: 0) }
+        #expect(PulseSignal.pbv(zeros, rate: 30).allSatisfy { $0 == 0 })
     }
 
     @Test func theSignatureAngleMeasuresTheDirection() {
@@ -126,37 +182,147 @@ struct PulseEstimatorTests {
         #expect(PulseSignal.signatureAngle(Array(flat.prefix(4)), rate: 30, frequency: 1.2) == nil)
     }
 
-    @Test func aRateOnceReportedHoldsThroughAWeakerWindowButNotAJump() {
+    @Test func aRateStartsOnTheSignatureAndTheRegionsAndHoldsThroughAWeakerWindowButNotAJump() {
         var configuration = PulseEstimator.Configuration()
-        configuration.agreement = 3
-        configuration.minSNR = 2
+        configuration.minSNR = 1.5
         configuration.holdSNR = -3
         let reported = PulseEstimator.Estimate(bpm: 72, snr: 5, window: 10)
-        func reading(_ bpm: Double, snr: Double, angle: Double = 10, refined: Double? = nil) -> PulseEstimator.Reading {
-            PulseEstimator.Reading(bpm: bpm, refinedBPM: refined ?? bpm, snr: snr, signatureAngle: angle)
+        func reading(
+            _ bpm: Double, snr: Double, signature: Double? = nil, refined: Double? = nil, angle: Double = 10, regions: Int = 3,
+            agreeing: Int = 3
+        ) -> PulseEstimator.Reading {
+            PulseEstimator.Reading(
+                bpm: bpm, refinedBPM: refined ?? bpm, snr: 0, signatureBPM: signature ?? bpm, signatureSNR: snr, signatureAngle: angle,
+                regions: regions, regionsAgreeing: agreeing)
         }
-        // Held: weaker than a start needs, near the previous window's peak (72); what is reported is the refined rate.
-        let weak = reading(73, snr: -2, refined: 74.5)
-        #expect(PulseEstimator.decide(weak, recent: [72, 73], reported: reported, configuration: configuration)?.bpm == 74.5)
-        #expect(PulseEstimator.decide(weak, recent: [72, 73], reported: nil, configuration: configuration) == nil, "too weak to start")
-        #expect(PulseEstimator.decide(reading(73, snr: -4), recent: [72, 73], reported: reported, configuration: configuration) == nil,
-                "too weak to hold")
-        #expect(PulseEstimator.decide(weak, recent: [73], reported: reported, configuration: configuration) == nil,
-                "no previous peak to hold on to")
+        func decide(
+            _ r: PulseEstimator.Reading, previous: Double? = nil, recent: [Double]? = nil, reported: PulseEstimator.Estimate? = nil
+        ) -> PulseEstimator.Estimate? {
+            PulseEstimator.decide(
+                r, recent: recent ?? ((previous.map { [$0] } ?? []) + [r.bpm]), reported: reported, configuration: configuration)
+        }
+        // Starts: the signature's SNR, its peak near the window's, two regions agreeing; what is reported is the refined
+        // rate with the signature's SNR.
+        #expect(decide(reading(95, snr: 2, refined: 97)) == .init(bpm: 97, snr: 2, window: 10))
+        #expect(decide(reading(95, snr: 1)) == nil, "too weak to start")
+        #expect(decide(reading(95, snr: 4, signature: 110)) == nil, "the signature peaks elsewhere")
+        #expect(decide(PulseEstimator.Reading(bpm: 95, refinedBPM: 95, snr: 9, signatureBPM: nil, signatureSNR: 9)) == nil,
+                "no signature peak")
+        #expect(decide(reading(95, snr: 4, agreeing: 1)) == nil, "one region alone beats at this rate")
+        #expect(decide(reading(95, snr: 4, regions: 2, agreeing: 2)) != nil)
+        #expect(decide(reading(95, snr: 4, regions: 2, agreeing: 1)) == nil)
+        #expect(decide(reading(95, snr: 4, angle: 150)) == nil, "the colour turns against the signature")
+        // Without regions to compare, the newest three window peaks must agree instead.
+        let single = reading(95, snr: 4, regions: 1, agreeing: 0)
+        #expect(decide(single, recent: [94, 96, 95]) != nil)
+        #expect(decide(single, recent: [80, 96, 95]) == nil, "peaks disagree")
+        #expect(decide(single, recent: [96, 95]) == nil, "too few peaks yet")
+        #expect(decide(reading(95, snr: 4, regions: 0, agreeing: 0), recent: [80, 94, 96, 95]) != nil, "only the newest three count")
+        // Holds: weaker than a start needs, near the previous window's peak, even if the regions disagree.
+        let weak = reading(73, snr: -2, refined: 74.5, agreeing: 0)
+        #expect(decide(weak, previous: 72, reported: reported)?.bpm == 74.5)
+        #expect(decide(weak, previous: 72) == nil, "too weak to start")
+        #expect(decide(reading(73, snr: -4), previous: 72, reported: reported) == nil, "too weak to hold")
+        #expect(decide(weak, previous: nil, reported: reported) == nil, "no previous peak to hold on to")
+        #expect(decide(reading(73, snr: -2, signature: 90), previous: 72, reported: reported) == nil, "the signature went elsewhere")
         // The comparison is with the previous window's peak, not with the (refined) rate reported.
         let drifting = PulseEstimator.Estimate(bpm: 79, snr: 5, window: 10)
-        #expect(PulseEstimator.decide(weak, recent: [72, 73], reported: drifting, configuration: configuration) != nil)
-        #expect(PulseEstimator.decide(reading(95, snr: 1), recent: [72, 95], reported: reported, configuration: configuration) == nil,
-                "a jump")
-        let sideways = reading(72, snr: 9, angle: 60)
-        #expect(PulseEstimator.decide(sideways, recent: [72, 72, 72], reported: reported, configuration: configuration) == nil)
-        let strong = reading(95, snr: 4)
-        #expect(PulseEstimator.decide(strong, recent: [94, 96, 95], reported: nil, configuration: configuration)?.bpm == 95)
-        #expect(PulseEstimator.decide(strong, recent: [80, 96, 95], reported: nil, configuration: configuration) == nil, "peaks disagree")
-        #expect(PulseEstimator.decide(strong, recent: [80, 94, 96, 95], reported: nil, configuration: configuration) != nil,
-                "only the newest three must agree")
-        configuration.agreement = 0  // nonsense settings do not trap
-        #expect(PulseEstimator.decide(strong, recent: [95], reported: nil, configuration: configuration)?.bpm == 95)
+        #expect(decide(weak, previous: 72, reported: drifting) != nil)
+        #expect(decide(reading(95, snr: 1), previous: 72, reported: reported) == nil, "a jump")
+        // Nonsense settings and readings do not trap.
+        configuration.minSNR = .nan
+        configuration.maxSpread = -1
+        #expect(decide(reading(.nan, snr: .nan)) == nil)
+        configuration.agreement = 0
+        #expect(decide(single, recent: []) == nil)
+    }
+
+    @Test("a colour change in one region only, even along the signature, is not a pulse")
+    func oneRegionAloneIsNotAPulse() {
+        // A hand or a shadow at one cheek at a heart-like rate, five times as deep as a pulse, along the signature;
+        // the forehead and the other cheek see only camera noise.
+        var random = SplitMix64(seed: 5)
+        var estimator = PulseEstimator()
+        var reported = 0
+        var after = 0
+        for i in 0..<(30 * 40) where random.uniform() >= 0.1 {
+            let t = Double(i) / 30
+            let p = 0.015 * sin(2 * .pi * 1.25 * t)
+            let regions = PulseEstimator.Region.allCases.map { region -> PulseEstimator.RegionColour in
+                let q = region == .leftCheek ? p : 0
+                func channel(_ v: Double, _ d: Double) -> Double { v * (1 + q * d) * (1 + 0.001 * random.gaussian()) }
+                return .init(region: region, r: channel(160, 0.33), g: channel(115, 0.77), b: channel(95, 0.53), pixels: 1000)
+            }
+            let estimate = estimator.add(timeUs: Int64(t * 1_000_000), regions: regions)
+            if t >= 11 {
+                after += 1
+                if estimate != nil { reported += 1 }
+            }
+        }
+        #expect(estimator.latest.map { abs($0.bpm - 75) < 2 } == true, "the face's colour does peak there: \(String(describing: estimator.latest))")
+        #expect(Double(reported) <= 0.1 * Double(after), "reported on \(reported) of \(after) frames")
+    }
+
+    @Test("a pulse in every region is reported from regions as from one colour")
+    func aPulseInEveryRegionIsReported() {
+        var random = SplitMix64(seed: 8)
+        var estimator = PulseEstimator()
+        var estimates: [(t: Double, bpm: Double)] = []
+        var after = 0
+        var phase = 0.0
+        for i in 0..<(30 * 40) {
+            let t = Double(i) / 30
+            phase += 2 * .pi * Self.rate(around: 84, at: t) / 60 / 30
+            guard random.uniform() >= 0.1 else { continue }
+            let p = 0.003 * sin(phase)
+            let regions = PulseEstimator.Region.allCases.map { region -> PulseEstimator.RegionColour in
+                func channel(_ v: Double, _ d: Double) -> Double { v * (1 + p * d) * (1 + 0.001 * random.gaussian()) }
+                return .init(region: region, r: channel(160, 0.33), g: channel(115, 0.77), b: channel(95, 0.53), pixels: region == .forehead ? 2000 : 900)
+            }
+            let estimate = estimator.add(timeUs: Int64(t * 1_000_000), regions: regions)
+            if t >= 11 {
+                after += 1
+                if let estimate { estimates.append((t, estimate.bpm)) }
+            }
+        }
+        #expect(estimator.latest?.regions == 3)
+        #expect(Double(estimates.count) >= 0.8 * Double(after), "reported on \(estimates.count) of \(after) frames")
+        #expect(Double(Self.close(estimates, around: 84)) >= 0.8 * Double(estimates.count))
+    }
+
+    @Test func hostileRegionsAreLeftOut() {
+        var estimator = PulseEstimator()
+        let bad: [Double] = [.nan, .infinity, -1, 0, 1e308, -.infinity]
+        for (i, v) in bad.enumerated() {
+            let t = Int64(i) * 33_000
+            #expect(estimator.add(timeUs: t, regions: [.init(region: .forehead, r: v, g: 100, b: 100, pixels: 10)]) == nil)
+            #expect(estimator.add(timeUs: t, regions: [.init(region: .forehead, r: 100, g: 100, b: 100, pixels: v)]) == nil)
+        }
+        #expect(estimator.add(timeUs: 1, regions: []) == nil)
+        // A second region of a kind is left out: the face's colour is the first one's.
+        var twice = PulseEstimator()
+        _ = twice.add(timeUs: 0, regions: [
+            .init(region: .forehead, r: 100, g: 100, b: 100, pixels: 1), .init(region: .forehead, r: 200, g: 200, b: 200, pixels: 1e300),
+        ])
+        // Weights that would overflow a sum do not make the colour infinite.
+        var huge = PulseEstimator()
+        _ = huge.add(timeUs: 0, regions: [
+            .init(region: .forehead, r: 100, g: 100, b: 100, pixels: .greatestFiniteMagnitude),
+            .init(region: .leftCheek, r: 100, g: 100, b: 100, pixels: .greatestFiniteMagnitude),
+        ])
+        #expect(huge.latest == nil && twice.latest == nil)
+    }
+
+    @Test func theTaperPeaksWhereAsked() {
+        let hann = PulseSignal.taper(100, peak: 0.5)
+        #expect(hann.count == 100 && hann[0] == 0)
+        #expect(abs(hann[50] - 1) < 1e-12 && abs(hann[25] - hann[75]) < 1e-9, "symmetric")
+        let late = PulseSignal.taper(100, peak: 0.9)
+        #expect(late.firstIndex(of: late.max()!) == 90)
+        #expect(late[99] > 0 && late[99] < 0.1)
+        // Out of range: clamped to the points, no trap.
+        for peak in [0.0, -1, 2, .nan, .infinity] { #expect(PulseSignal.taper(10, peak: peak).count == 10) }
+        #expect(PulseSignal.taper(1, peak: 0.9) == [1] && PulseSignal.taper(0, peak: 0.9).isEmpty)
     }
 
     @Test func theTiltFavoursHighFrequenciesAndLeavesAFlatExponentAlone() {
@@ -206,6 +372,10 @@ struct PulseEstimatorTests {
         #expect(PulseSignal.refine(signal, rate: 30, around: .nan, seconds: 4, span: 0.1) == nil)
         #expect(PulseSignal.refine(signal, rate: 0, around: 1.4, seconds: 4, span: 0.1) == nil)
         #expect(PulseSignal.refine(signal, rate: 30, around: 1.4, seconds: 4, span: .infinity) == nil)
+        for peak in [0.0, 1.5, .nan] { #expect(PulseSignal.refine(signal, rate: 30, around: 1.4, seconds: 4, span: 0.1, peak: peak) == nil) }
+        // The late taper reads the same 90 bpm.
+        let late = try #require(PulseSignal.refine(signal, rate: 30, around: window / 60, seconds: 4, span: 0.2, peak: 0.9)) * 60
+        #expect(abs(late - 90) < 2, "late \(late)")
         // Counts past Int.max do not trap: seconds × rate, span ÷ resolution.
         #expect(PulseSignal.refine(signal, rate: 1e200, around: 1.4, seconds: 1e200, span: 0.1) == nil)
         #expect(PulseSignal.refine(signal, rate: 30, around: 1.4, seconds: 4, span: 0.1, resolution: 1e-300) == nil)

@@ -80,11 +80,11 @@ struct PulseEvaluationTests {
         #expect(rate.bpm == nil && rate.estimateSeconds == 0)
     }
 
-    @Test func evaluatesBothMethods() {
+    @Test func evaluatesPOSAndCHROM() {
         let result = PulseEvaluation.evaluate(Self.trace(bpm: 90, seconds: 30))
         #expect(result.samples == 450)
         #expect(result.recording == "A/v1" && result.region == "forehead" && result.input == "skin")
-        for method in PulseEstimator.Method.allCases {
+        for method in PulseEvaluation.Method.allCases {
             #expect(abs((result.rate(method).bpm ?? 0) - 90) < 3, "\(method)")
         }
     }
