@@ -186,6 +186,7 @@ struct PulseEstimatorTests {
         var configuration = PulseEstimator.Configuration()
         configuration.minSNR = 1.5
         configuration.holdSNR = -3
+        configuration.agreement = 3
         let reported = PulseEstimator.Estimate(bpm: 72, snr: 5, window: 10)
         func reading(
             _ bpm: Double, snr: Double, signature: Double? = nil, refined: Double? = nil, angle: Double = 10, regions: Int = 3,
@@ -288,6 +289,19 @@ struct PulseEstimatorTests {
         #expect(estimator.latest?.regions == 3)
         #expect(Double(estimates.count) >= 0.8 * Double(after), "reported on \(estimates.count) of \(after) frames")
         #expect(Double(Self.close(estimates, around: 84)) >= 0.8 * Double(estimates.count))
+    }
+
+    @Test("a region seen for only part of the window is not read, however many samples it has there")
+    func aRegionMustCoverTheWindow() {
+        // The right cheek appears for the last 4 s only (120 samples, more than the 80 a window needs).
+        var random = SplitMix64(seed: 12)
+        var estimator = PulseEstimator()
+        for (t, r, g, b) in Self.skin(bpm: 80, seconds: 30, drop: 0) {
+            var regions = Self.regions((r, g, b), &random)
+            if t < 26_000_000 { regions.removeAll { $0.region == .rightCheek } }
+            _ = estimator.add(timeUs: t, regions: regions)
+        }
+        #expect(estimator.latest?.regions == 2)
     }
 
     @Test func hostileRegionsAreLeftOut() {
