@@ -98,8 +98,8 @@ public struct PulseEstimator: Sendable {
         /// 1 s, one-colour real skin traces got a rate on 6 % of their seconds, against 4 % with five).
         public var agreement = 5
         /// Fewest samples per second of window for an estimate: below twice the band's top (3 Hz) the band cannot be
-        /// read, and it bounds the work a peer with absurd capture times can cause (one estimate per 8 samples).
-        /// A region with fewer in the window is not read.
+        /// read, and it bounds the work a peer with absurd capture times can cause (one estimate per 8 × ``interval``
+        /// samples: 4). A region with fewer in the window is not read.
         public var minSampleRate: Double = 8
         /// Most samples kept (a window at 200 frames/s; 64 bytes each).
         public var maxSamples = 2048
