@@ -55,21 +55,13 @@ public enum PulseSignal {
     /// The POS pulse signal of uniformly sampled colours (`rate` Hz), by overlap-adding 1.6 s windows.
     public static func pos(_ rgb: [RGB], rate: Double) -> [Double] {
         let n = rgb.count
-        guard rate > 0, rate.isFinite else { return [] }
-        let l = max(2, Int((1.6 * min(rate, 1000)).rounded()))
-        guard n >= l else { return [] }
+        guard let l = overlapLength(rate: rate), n >= l else { return [] }
         var h = [Double](repeating: 0, count: n)
         // One pair of buffers for every window (an estimate runs this for the face and each region).
         var s1 = [Double](repeating: 0, count: l)
         var s2 = [Double](repeating: 0, count: l)
         for start in 0...(n - l) {
-            var (mr, mg, mb) = (0.0, 0.0, 0.0)
-            for k in start..<(start + l) {
-                mr += rgb[k].r
-                mg += rgb[k].g
-                mb += rgb[k].b
-            }
-            (mr, mg, mb) = (mr / Double(l), mg / Double(l), mb / Double(l))
+            let (mr, mg, mb) = means(rgb, start..<(start + l))
             guard mr > 0, mg > 0, mb > 0 else { continue }
             var (sum1, sum2) = (0.0, 0.0)
             for k in 0..<l {
@@ -94,13 +86,29 @@ public enum PulseSignal {
         return h
     }
 
+    /// The samples in one of POS's and PBV's overlap-added windows (1.6 s at `rate` Hz, at least 2; the rate capped
+    /// at 1000 Hz so the count cannot trap); nil for a rate that is not positive and finite.
+    static func overlapLength(rate: Double) -> Int? {
+        guard rate > 0, rate.isFinite else { return nil }
+        return max(2, Int((1.6 * min(rate, 1000)).rounded()))
+    }
+
+    /// The mean R, G and B of `rgb[range]` (a non-empty range).
+    static func means(_ rgb: [RGB], _ range: Range<Int>) -> (r: Double, g: Double, b: Double) {
+        var (r, g, b) = (0.0, 0.0, 0.0)
+        for k in range {
+            r += rgb[k].r
+            g += rgb[k].g
+            b += rgb[k].b
+        }
+        let count = Double(range.count)
+        return (r / count, g / count, b / count)
+    }
+
     /// The CHROM pulse signal of uniformly sampled colours (`rate` Hz), band-passed to `band` (Hz).
     public static func chrom(_ rgb: [RGB], rate: Double, band: ClosedRange<Double>) -> [Double] {
         guard rgb.count >= 4 else { return [] }
-        let n = Double(rgb.count)
-        let mr = rgb.reduce(0) { $0 + $1.r } / n
-        let mg = rgb.reduce(0) { $0 + $1.g } / n
-        let mb = rgb.reduce(0) { $0 + $1.b } / n
+        let (mr, mg, mb) = means(rgb, rgb.indices)
         guard mr > 0, mg > 0, mb > 0 else { return [] }
         let xs = rgb.map { 3 * $0.r / mr - 2 * $0.g / mg }
         let ys = rgb.map { 1.5 * $0.r / mr + $0.g / mg - 1.5 * $0.b / mb }
@@ -118,21 +126,16 @@ public enum PulseSignal {
     /// as the window's own statistics allow. A window that is flat or degenerate adds nothing.
     public static func pbv(_ rgb: [RGB], rate: Double) -> [Double] {
         let n = rgb.count
-        guard rate > 0, rate.isFinite else { return [] }
-        let l = max(2, Int((1.6 * min(rate, 1000)).rounded()))
-        guard n >= l else { return [] }
+        guard let l = overlapLength(rate: rate), n >= l else { return [] }
         let s = bloodVolumeSignature
         var h = [Double](repeating: 0, count: n)
         var c = [(Double, Double, Double)](repeating: (0, 0, 0), count: l)
         for start in 0...(n - l) {
-            let window = rgb[start..<(start + l)]
-            let mr = window.reduce(0) { $0 + $1.r } / Double(l)
-            let mg = window.reduce(0) { $0 + $1.g } / Double(l)
-            let mb = window.reduce(0) { $0 + $1.b } / Double(l)
+            let (mr, mg, mb) = means(rgb, start..<(start + l))
             guard mr > 0, mg > 0, mb > 0 else { continue }
             // Q, symmetric: (a b c / b d e / c e f).
             var (a, b, cc, d, e, f) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-            for (k, x) in window.enumerated() {
+            for (k, x) in rgb[start..<(start + l)].enumerated() {
                 let v = (x.r / mr - 1, x.g / mg - 1, x.b / mb - 1)
                 c[k] = v
                 a += v.0 * v.0
