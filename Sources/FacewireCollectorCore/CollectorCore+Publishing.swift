@@ -135,15 +135,11 @@ extension CollectorCore {
             let face = result.faces[index]
             guard face.trackingID != 0, !face.skin.isEmpty else { continue }
             // Validated (ResultValidation.isPlausible(skin:)): one sample per region kind, colours in 0...255.
-            let regions = face.skin.compactMap { sample -> PulseEstimator.RegionColour? in
-                let region: PulseEstimator.Region
-                switch sample.region {
-                case .forehead: region = .forehead
-                case .leftCheek: region = .leftCheek
-                case .rightCheek: region = .rightCheek
-                case .unspecified, .UNRECOGNIZED: return nil
+            let regions = face.skin.compactMap { sample in
+                PulseEstimator.Region(wire: sample.region).map {
+                    PulseEstimator.RegionColour(
+                        region: $0, r: Double(sample.r), g: Double(sample.g), b: Double(sample.b), pixels: Double(sample.pixels))
                 }
-                return .init(region: region, r: Double(sample.r), g: Double(sample.g), b: Double(sample.b), pixels: Double(sample.pixels))
             }
             guard !regions.isEmpty else { continue }
             if state.pulse[face.trackingID] == nil {

@@ -79,13 +79,8 @@ public enum ResultValidation {
         guard skin.count <= maxSkinSamples else { return false }
         var seen: UInt8 = 0
         for sample in skin {
-            let bit: UInt8
-            switch sample.region {
-            case .forehead: bit = 1
-            case .leftCheek: bit = 2
-            case .rightCheek: bit = 4
-            case .unspecified, .UNRECOGNIZED: return false
-            }
+            guard let region = PulseEstimator.Region(wire: sample.region) else { return false }
+            let bit: UInt8 = 1 << region.rawValue
             guard seen & bit == 0, colour(sample.r), colour(sample.g), colour(sample.b), sample.pixels >= 1,
                 UInt64(sample.pixels) <= framePixels
             else { return false }
@@ -134,5 +129,17 @@ public enum ResultValidation {
         if face.hasRightEyeOpenness && !score(face.rightEyeOpenness) { return false }
         if face.hasQuality && !score(face.quality) { return false }
         return true
+    }
+}
+
+extension PulseEstimator.Region {
+    /// The region a skin sample names on the wire; nil for unspecified or unknown (which validation refuses).
+    init?(wire: Facewire_V1_SkinSample.Region) {
+        switch wire {
+        case .forehead: self = .forehead
+        case .leftCheek: self = .leftCheek
+        case .rightCheek: self = .rightCheek
+        case .unspecified, .UNRECOGNIZED: return nil
+        }
     }
 }
