@@ -3,7 +3,7 @@
 /// Samples come in capture-time order with whatever gaps drops made; the estimator never assumes a frame rate. It
 /// keeps the newest ``Configuration/window`` seconds, resamples them on a uniform grid, projects them with POS (or
 /// CHROM, or PBV), and reads the strongest frequency in the heart-rate band. A gap longer than
-/// ``Configuration/maxGap`` starts the series again (a window never spans one). An estimate is made every
+/// ``Configuration/maxGap`` starts the series again (a window never spans one), and so does a jump back that long. An estimate is made every
 /// ``Configuration/interval`` once the window is full.
 ///
 /// What is reported is gated, because a face's own motion, expressions and lighting put far more colour change into
@@ -202,15 +202,15 @@ public struct PulseEstimator: Sendable {
     }
 
     /// Adds the mean skin colour of the face at `timeUs` (capture time, µs), without regions, and returns the
-    /// estimate to report with this frame, if any. Samples that are not finite, not positive, or not later than the
-    /// previous one are ignored.
+    /// estimate to report with this frame, if any. Samples that are not finite or not positive are ignored, and so are
+    /// late ones: not later than the previous, by less than ``Configuration/maxGap``.
     public mutating func add(timeUs: Int64, r: Double, g: Double, b: Double) -> Estimate? {
         add(timeUs: timeUs, colour: (r, g, b), regions: [])
     }
 
     /// Adds the face's skin regions at `timeUs` (capture time, µs): the face's colour is their mean weighted by
     /// their pixels. A region that is not finite and positive in every channel and in its pixels, or a second one of
-    /// a kind, is left out; a frame with none left is ignored, as is one not later than the previous.
+    /// a kind, is left out; a frame with none left is ignored, as is a late one.
     public mutating func add(timeUs: Int64, regions: [RegionColour]) -> Estimate? {
         var kept: [RegionColour] = []
         for region in regions where [region.r, region.g, region.b].allSatisfy({ Float($0).isFinite && Float($0) > 0 })
@@ -232,8 +232,14 @@ public struct PulseEstimator: Sendable {
         // Positive and finite as 32-bit floats too (how they are kept).
         guard t.isFinite, [colour.0, colour.1, colour.2].allSatisfy({ Float($0).isFinite && Float($0) > 0 }) else { return current }
         if let last = samples.last {
-            guard t > last.t else { return current }
-            if t - last.t > configuration.maxGap { restart() }
+            // A jump either way by more than maxGap starts again. Back, too: a capture time far ahead (validation
+            // accepts up to a day, for skewed clocks) would otherwise make every later frame look late, and silence
+            // the track until the clock caught up. A smaller step back is a late frame, ignored.
+            if abs(t - last.t) > configuration.maxGap {
+                restart()
+            } else if t <= last.t {
+                return current
+            }
         }
         var sample = Sample(t: t, colour: colour)
         for region in regions { sample.set(region.region, (Float(region.r), Float(region.g), Float(region.b))) }

@@ -450,6 +450,24 @@ struct PulseEstimatorTests {
         #expect(reportedAt.contains { $0 >= 27.5 }, "reported again once the window refilled")
     }
 
+    @Test("one frame a day ahead (what validation still accepts) costs a window, not the rest of the track")
+    func aCaptureTimeFarAheadDoesNotSilenceTheTrack() {
+        var estimator = PulseEstimator()
+        var random = SplitMix64(seed: 21)
+        var reportedAt: [Double] = []
+        var ahead = false
+        for (t, r, g, b) in Self.skin(bpm: 80, seconds: 40, drop: 0) {
+            if t >= 15_000_000 && !ahead {
+                ahead = true
+                #expect(estimator.add(timeUs: t + 86_400_000_000, regions: Self.regions((r, g, b), &random)) == nil)
+            }
+            if estimator.add(timeUs: t, regions: Self.regions((r, g, b), &random)) != nil { reportedAt.append(Double(t) / 1e6) }
+        }
+        #expect(reportedAt.contains { $0 < 15 }, "reported before")
+        #expect(!reportedAt.contains { $0 > 15.1 && $0 < 24.5 }, "the series started again: \(reportedAt.filter { $0 > 15.1 && $0 < 24.5 }.prefix(5))")
+        #expect(reportedAt.contains { $0 >= 27 }, "and reports again a window later: \(reportedAt.filter { $0 > 15 }.prefix(3))")
+    }
+
     @Test func hostileSamplesNeverTrapAndAreIgnored() {
         var estimator = PulseEstimator()
         let values: [Double] = [.nan, .infinity, -.infinity, -1, 0, 1e308, .leastNonzeroMagnitude]
