@@ -121,11 +121,15 @@ struct PulseCostCommand: ParsableCommand {
     @Option(help: "Method: pos, chrom or pbv.")
     var method: String = "pos"
 
+    @Option(help: "Seconds between two readings of a reported rate between windows (inf: held for a window's interval).")
+    var refineInterval: Double = PulseEstimator.Configuration().refineInterval
+
     func validate() throws {
         guard (1...100_000).contains(tracks), seconds > 0, seconds <= 3600, fps > 0, fps <= 1000 else {
             throw ValidationError("--tracks 1...100000, --seconds 0...3600, --fps 0...1000")
         }
         guard PulseEstimator.Method(rawValue: method) != nil else { throw ValidationError("--method pos, chrom or pbv") }
+        guard refineInterval >= 0 else { throw ValidationError("--refine-interval 0 or more (inf: never)") }
     }
 
     struct Report: Encodable {
@@ -140,6 +144,7 @@ struct PulseCostCommand: ParsableCommand {
     func run() throws {
         var configuration = PulseEstimator.Configuration()
         configuration.method = PulseEstimator.Method(rawValue: method)!
+        configuration.refineInterval = refineInterval
         let frames = Int(seconds * fps)
         var samples = 0
         var estimates = 0

@@ -422,6 +422,36 @@ struct PulseEstimatorTests {
         #expect(refined < window * 0.7, "refined \(refined) against the window's \(window)")
     }
 
+    @Test("between windows the reported rate is read again from the newest seconds, and keeps closer to a climbing rate")
+    func theReportedRateIsReadAgainBetweenWindows() {
+        // A rate climbing 1 bpm/s from 70 to 100 bpm: an estimate held for half a second is a quarter of a second
+        // stale on average.
+        func truth(_ t: Double) -> Double { 70 + min(30, max(0, t - 5)) }
+        var phase = 0.0
+        var random = SplitMix64(seed: 12)
+        let samples = (0..<1200).map { i -> (Int64, Double, Double, Double) in
+            let t = Double(i) / 30
+            phase += 2 * .pi * truth(t) / 60 / 30
+            let p = 0.003 * sin(phase)
+            func channel(_ value: Double, _ d: Double) -> Double { value * (1 + p * d) * (1 + 0.0005 * random.gaussian()) }
+            return (Int64(t * 1_000_000), channel(160, 0.33), channel(115, 0.77), channel(95, 0.53))
+        }
+        func climb(_ configuration: PulseEstimator.Configuration) -> (changes: Int, meanError: Double) {
+            let climbing = Self.runTimed(samples, configuration).estimates.filter { $0.t >= 15 && $0.t <= 34 }
+            let changes = zip(climbing, climbing.dropFirst()).filter { $0.bpm != $1.bpm }.count
+            let error = climbing.map { abs($0.bpm - truth($0.t)) }.reduce(0, +) / Double(max(1, climbing.count))
+            return (changes, error)
+        }
+        var held = PulseEstimator.Configuration()
+        held.refineInterval = .infinity
+        let (heldChanges, heldError) = climb(held)
+        let (changes, error) = climb(.init())
+        #expect(heldChanges <= 40, "one change per window at most: \(heldChanges)")
+        // The refined rate moves on a 0.3 bpm grid: at 1 bpm/s every third of a second, not every tenth.
+        #expect(changes >= 2 * heldChanges, "read again between windows: \(changes) changes against \(heldChanges)")
+        #expect(error < heldError - 0.1, "\(error) bpm off, against \(heldError) when held")
+    }
+
     @Test func tooFewSamplesAWindowGiveNoEstimateAndCostNoSpectrum() {
         // A peer whose capture times jump by a second per frame: every frame would be due an estimate; none is made.
         var estimator = PulseEstimator()
