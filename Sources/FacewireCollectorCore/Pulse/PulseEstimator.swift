@@ -287,7 +287,8 @@ public struct PulseEstimator: Sendable {
     private mutating func refresh(until t: Double) {
         lastRefineAt = t
         guard let reading = latest, var estimate = current, configuration.refineWindow > 0 else { return }
-        let seconds = configuration.refineWindow + 1.6 + 2 / configuration.rate
+        let overlap = Double(PulseSignal.overlapLength(rate: configuration.rate) ?? 0) / configuration.rate
+        let seconds = configuration.refineWindow + overlap + 2 / configuration.rate
         let start = samples.lastIndex { t - $0.t > seconds }.map { $0 + 1 } ?? samples.startIndex
         let grid = PulseSignal.resample(samples[start...].map(\.rgb), rate: configuration.rate)
         guard
