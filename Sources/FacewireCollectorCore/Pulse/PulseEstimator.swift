@@ -291,11 +291,7 @@ public struct PulseEstimator: Sendable {
         let seconds = configuration.refineWindow + overlap + 2 / configuration.rate
         let start = samples.lastIndex { t - $0.t > seconds }.map { $0 + 1 } ?? samples.startIndex
         let grid = PulseSignal.resample(samples[start...].map(\.rgb), rate: configuration.rate)
-        guard
-            let refined = PulseSignal.refine(
-                project(grid, configuration.method), rate: configuration.rate, around: reading.bpm / 60,
-                seconds: configuration.refineWindow, span: configuration.refineSpan / 60, peak: configuration.refinePeak)
-        else { return }
+        guard let refined = refine(project(grid, configuration.method), around: reading.bpm / 60) else { return }
         estimate.bpm = refined * 60
         current = estimate
     }
@@ -324,6 +320,14 @@ public struct PulseEstimator: Sendable {
         return PulseSignal.peak(PulseSignal.tilted(spectrum, exponent: configuration.whitening), band: band)
     }
 
+    /// The peak (Hz) of `signal`'s newest ``Configuration/refineWindow`` seconds near `frequency` (Hz), as configured:
+    /// what a window estimate reports, and what is read again between windows.
+    private func refine(_ signal: [Double], around frequency: Double) -> Double? {
+        PulseSignal.refine(
+            signal, rate: configuration.rate, around: frequency, seconds: configuration.refineWindow,
+            span: configuration.refineSpan / 60, peak: configuration.refinePeak)
+    }
+
     private mutating func estimate(until t: Double) {
         let window = samples.filter { t - $0.t <= configuration.window }
         let grid = PulseSignal.resample(window.map(\.rgb), rate: configuration.rate)
@@ -347,9 +351,7 @@ public struct PulseEstimator: Sendable {
             regions += 1
             if abs(own.frequency - peak.frequency) * 60 <= configuration.maxRegionSpread { agreeing += 1 }
         }
-        let refined = PulseSignal.refine(
-            signal, rate: configuration.rate, around: peak.frequency, seconds: configuration.refineWindow,
-            span: configuration.refineSpan / 60, peak: configuration.refinePeak)
+        let refined = refine(signal, around: peak.frequency)
         let angle = PulseSignal.signatureAngle(grid, rate: configuration.rate, frequency: peak.frequency) ?? 90
         let reading = Reading(
             bpm: peak.frequency * 60, refinedBPM: (refined ?? peak.frequency) * 60, snr: peak.snr,
