@@ -84,6 +84,27 @@ struct PulseEstimatorTests {
         estimates.filter { abs($0.bpm - rate(around: bpm, at: $0.t)) <= 5 }.count
     }
 
+    /// A rate climbing from 70 to 100 bpm over 30 s after the first 5 (1 bpm/s, as when someone stands up).
+    static func climbingRate(at t: Double) -> Double { 70 + min(30, max(0, t - 5)) }
+
+    /// 40 s at 30 fps of a pulse 0.3 % deep at ``climbingRate(at:)``, with 0.05 % noise per channel.
+    static func climbing(seed: UInt64) -> [(Int64, Double, Double, Double)] {
+        var phase = 0.0
+        var random = SplitMix64(seed: seed)
+        return (0..<1200).map { i -> (Int64, Double, Double, Double) in
+            let t = Double(i) / 30
+            phase += 2 * .pi * climbingRate(at: t) / 60 / 30
+            let p = 0.003 * sin(phase)
+            func channel(_ value: Double, _ d: Double) -> Double { value * (1 + p * d) * (1 + 0.0005 * random.gaussian()) }
+            return (Int64(t * 1_000_000), channel(160, 0.33), channel(115, 0.77), channel(95, 0.53))
+        }
+    }
+
+    /// The mean distance (bpm) of `estimates` from ``climbingRate(at:)``.
+    static func climbingError(_ estimates: [(t: Double, bpm: Double)]) -> Double {
+        estimates.map { abs($0.bpm - climbingRate(at: $0.t)) }.reduce(0, +) / Double(max(1, estimates.count))
+    }
+
     @Test("POS finds rates from 50 to 150 bpm, within 5 bpm of the moving rate on 80 %, reported on 80 % of the frames after the window",
           arguments: [50.0, 65, 80, 100, 120, 150])
     func posFindsTheRate(bpm: Double) {
@@ -398,21 +419,10 @@ struct PulseEstimatorTests {
 
     @Test("the reported rate follows a moving rate more closely than the window's own peak")
     func refiningFollowsAMovingRate() {
-        // A rate climbing from 70 to 100 bpm over 30 s (1 bpm/s, as when someone stands up): a 10 s window's peak
-        // trails it by about 5 bpm.
-        var phase = 0.0
-        var random = SplitMix64(seed: 11)
-        let samples = (0..<1200).map { i -> (Int64, Double, Double, Double) in
-            let t = Double(i) / 30
-            phase += 2 * .pi * (70 + min(30, max(0, t - 5))) / 60 / 30
-            let p = 0.003 * sin(phase)
-            func channel(_ value: Double, _ d: Double) -> Double { value * (1 + p * d) * (1 + 0.0005 * random.gaussian()) }
-            return (Int64(t * 1_000_000), channel(160, 0.33), channel(115, 0.77), channel(95, 0.53))
-        }
+        // A 10 s window's peak trails a rate climbing 1 bpm/s by about 5 bpm.
+        let samples = Self.climbing(seed: 11)
         func meanError(_ configuration: PulseEstimator.Configuration) -> Double {
-            let (estimates, _) = Self.runTimed(samples, configuration)
-            let climbing = estimates.filter { $0.t >= 15 && $0.t <= 35 }
-            return climbing.map { abs($0.bpm - (70 + min(30, max(0, $0.t - 5)))) }.reduce(0, +) / Double(max(1, climbing.count))
+            Self.climbingError(Self.runTimed(samples, configuration).estimates.filter { $0.t >= 15 && $0.t <= 35 })
         }
         var plain = PulseEstimator.Configuration()
         plain.refineWindow = 0
@@ -426,21 +436,11 @@ struct PulseEstimatorTests {
     func theReportedRateIsReadAgainBetweenWindows() {
         // A rate climbing 1 bpm/s from 70 to 100 bpm: an estimate held for half a second is a quarter of a second
         // stale on average.
-        func truth(_ t: Double) -> Double { 70 + min(30, max(0, t - 5)) }
-        var phase = 0.0
-        var random = SplitMix64(seed: 12)
-        let samples = (0..<1200).map { i -> (Int64, Double, Double, Double) in
-            let t = Double(i) / 30
-            phase += 2 * .pi * truth(t) / 60 / 30
-            let p = 0.003 * sin(phase)
-            func channel(_ value: Double, _ d: Double) -> Double { value * (1 + p * d) * (1 + 0.0005 * random.gaussian()) }
-            return (Int64(t * 1_000_000), channel(160, 0.33), channel(115, 0.77), channel(95, 0.53))
-        }
+        let samples = Self.climbing(seed: 12)
         func climb(_ configuration: PulseEstimator.Configuration) -> (changes: Int, meanError: Double) {
             let climbing = Self.runTimed(samples, configuration).estimates.filter { $0.t >= 15 && $0.t <= 34 }
             let changes = zip(climbing, climbing.dropFirst()).filter { $0.bpm != $1.bpm }.count
-            let error = climbing.map { abs($0.bpm - truth($0.t)) }.reduce(0, +) / Double(max(1, climbing.count))
-            return (changes, error)
+            return (changes, Self.climbingError(climbing))
         }
         var held = PulseEstimator.Configuration()
         held.refineInterval = .infinity
