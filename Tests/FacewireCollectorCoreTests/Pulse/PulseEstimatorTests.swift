@@ -480,22 +480,30 @@ struct PulseEstimatorTests {
         #expect(reportedAt.contains { $0 >= 27.5 }, "reported again once the window refilled")
     }
 
-    @Test("one frame a day ahead (what validation still accepts) costs a window, not the rest of the track")
+    @Test("one frame a day ahead (what validation still accepts) or at an Int64 extreme, while reporting, costs a window, not the rest of the track")
     func aCaptureTimeFarAheadDoesNotSilenceTheTrack() {
-        var estimator = PulseEstimator()
-        var random = SplitMix64(seed: 21)
-        var reportedAt: [Double] = []
-        var ahead = false
-        for (t, r, g, b) in Self.skin(bpm: 80, seconds: 40, drop: 0) {
-            if t >= 15_000_000 && !ahead {
-                ahead = true
-                #expect(estimator.add(timeUs: t + 86_400_000_000, regions: Self.regions((r, g, b), &random)) == nil)
+        let strays: [(String, (Int64) -> Int64)] = [
+            ("a day ahead", { $0 + 86_400_000_000 }), ("Int64.max", { _ in .max }), ("Int64.max - 1", { _ in .max - 1 }),
+            ("Int64.min", { _ in .min }), ("Int64.min + 1", { _ in .min + 1 }),
+        ]
+        for (name, stray) in strays {
+            var estimator = PulseEstimator()
+            var random = SplitMix64(seed: 21)
+            var reportedAt: [Double] = []
+            var sent = false
+            for (t, r, g, b) in Self.skin(bpm: 80, seconds: 40, drop: 0) {
+                if t >= 15_000_000 && !sent {
+                    sent = true
+                    #expect(estimator.add(timeUs: stray(t), regions: Self.regions((r, g, b), &random)) == nil, "\(name)")
+                }
+                if estimator.add(timeUs: t, regions: Self.regions((r, g, b), &random)) != nil { reportedAt.append(Double(t) / 1e6) }
             }
-            if estimator.add(timeUs: t, regions: Self.regions((r, g, b), &random)) != nil { reportedAt.append(Double(t) / 1e6) }
+            #expect(reportedAt.contains { $0 < 15 }, "\(name): reported before")
+            #expect(
+                !reportedAt.contains { $0 > 15.1 && $0 < 24.5 },
+                "\(name): the series started again: \(reportedAt.filter { $0 > 15.1 && $0 < 24.5 }.prefix(5))")
+            #expect(reportedAt.contains { $0 >= 27 }, "\(name): and reports again a window later: \(reportedAt.filter { $0 > 15 }.prefix(3))")
         }
-        #expect(reportedAt.contains { $0 < 15 }, "reported before")
-        #expect(!reportedAt.contains { $0 > 15.1 && $0 < 24.5 }, "the series started again: \(reportedAt.filter { $0 > 15.1 && $0 < 24.5 }.prefix(5))")
-        #expect(reportedAt.contains { $0 >= 27 }, "and reports again a window later: \(reportedAt.filter { $0 > 15 }.prefix(3))")
     }
 
     @Test func hostileSamplesNeverTrapAndAreIgnored() {
