@@ -5,7 +5,7 @@
 #                                 a debug build
 #   scripts/setup.sh --release    the same with a release build
 #   scripts/setup.sh --with-fer   also fer's emotion CNN (opt-in: see step 4); or FACEWIRE_SETUP_FER=1
-#   scripts/setup.sh --with-bench also the Python side of scripts/bench-python.py (step 6; scripts/test.sh asks for it)
+#   scripts/setup.sh --with-bench also the Python side of benchmarks/bench-python.py (step 6; scripts/test.sh asks for it)
 #   scripts/setup.sh --with-browser also Chromium, its WebDriver and Selenium (Debian's), for the live view's
 #                                 browser tests (scripts/test.sh asks for it)
 #
@@ -153,13 +153,13 @@ if [ ! -f "$cache/demo/astronaut/frame-0119.jpg" ] || [ ! -f "$cache/demo/astron
     /usr/bin/python3 scripts/make-demo-footage.py "$astronaut" "$cache/demo/astronaut"
 fi
 
-# 6. The Python side of scripts/bench-python.py: a venv with the system site packages (Debian's cv2, numpy and pyzmq)
-#    plus imagezmq 1.2.0 (MIT), pinned by hash in scripts/compare/requirements.txt; the smoke test runs it.
+# 6. The Python side of benchmarks/bench-python.py: a venv with the system site packages (Debian's cv2, numpy and pyzmq)
+#    plus imagezmq 1.2.0 (MIT), pinned by hash in benchmarks/compare/requirements.txt; the smoke test runs it.
 #    Only with --with-bench: the demo does not need it.
 bench_venv=$cache/bench-venv
-if [ "$with_bench" = 1 ] && ! cmp -s scripts/compare/requirements.txt "$bench_venv/facewire-requirements.txt" 2>/dev/null; then
+if [ "$with_bench" = 1 ] && ! cmp -s benchmarks/compare/requirements.txt "$bench_venv/facewire-requirements.txt" 2>/dev/null; then
     say "making the benchmark venv (imagezmq 1.2.0 from PyPI, pinned by hash)"
-    /usr/bin/python3 scripts/bench-python.py --venv-only
+    /usr/bin/python3 benchmarks/bench-python.py --venv-only
 fi
 
 # 7. Build.

@@ -1,8 +1,9 @@
 // Face attributes behind the plain C interface in COpenCV.h: smile, eyes closed (per eye) and yaw, from a face's
 // 5 detector landmarks and the frame's pixels. No C++ exception leaves this file.
 //
-// This is a port of scripts/expressions/fwexpr.py (the reference implementation, measured by
-// scripts/expressions/measure.py; results in scripts/expressions/RESULTS.md). Keep every constant in step with it.
+// This is a port of evaluation/expressions/fwexpr.py (the reference implementation, measured by
+// evaluation/expressions/measure.py; results in evaluation/expressions/RESULTS.md). Keep every constant in step
+// with it.
 //
 // Method: one similarity warp puts the eyes level in a 128x128 grey crop (image-left eye at (40, 48), image-right
 // eye at (88, 48)); the classifiers look at fixed rectangles of that crop.

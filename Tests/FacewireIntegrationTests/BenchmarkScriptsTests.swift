@@ -21,7 +21,7 @@ extension IntegrationTests {
         }
 
         static func script(_ name: String) -> String {
-            Locations.repository.appendingPathComponent("scripts/\(name)").path
+            Locations.repository.appendingPathComponent("benchmarks/\(name)").path
         }
 
         @Test(

@@ -2,8 +2,8 @@ import Foundation
 import Testing
 
 /// The benchmark scripts of issue 14 run briefly (`--smoke`) against the binary under test, so that they keep working
-/// as the code changes: `scripts/bench-transport.py` (the noop detector plain and CURVE, next to raw libzmq) and
-/// `scripts/bench-python.py` (Facewire beside the imagezmq and ZeroMQ-pool pipelines in OpenCV-Python). Nothing here
+/// as the code changes: `benchmarks/bench-transport.py` (the noop detector plain and CURVE, next to raw libzmq) and
+/// `benchmarks/bench-python.py` (Facewire beside the imagezmq and ZeroMQ-pool pipelines in OpenCV-Python). Nothing here
 /// asserts a time or a rate: only that every configuration ran to the end (the scripts exit 1 when a stream came
 /// short, out of order, or, for the detectors, without a single face) and printed its row.
 extension IntegrationTests {
@@ -12,7 +12,7 @@ extension IntegrationTests {
         static let python = "/usr/bin/python3"
 
         static func script(_ name: String) -> String {
-            Locations.repository.appendingPathComponent("scripts/\(name)").path
+            Locations.repository.appendingPathComponent("benchmarks/\(name)").path
         }
 
         /// Whether Debian's python3 imports these modules (python3-opencv, python3-zmq: scripts/setup.sh installs both).
@@ -43,7 +43,7 @@ extension IntegrationTests {
         static var transportReady: Bool { demoFootage != nil && imports("cv2, zmq") }
         static var pipelinesReady: Bool { transportReady && yunetModel != nil }
 
-        @Test("scripts/bench-transport.py --smoke: every size, plain and CURVE, facewire and raw libzmq, complete and in order",
+        @Test("benchmarks/bench-transport.py --smoke: every size, plain and CURVE, facewire and raw libzmq, complete and in order",
               .enabled(if: transportReady, "needs the demo footage and /usr/bin/python3 with cv2 and zmq: run scripts/setup.sh"),
               .timeLimit(.minutes(3)))
         func transport() throws {
@@ -61,7 +61,7 @@ extension IntegrationTests {
             #expect(!run.output.contains("FAILED"), "\(run.output)")
         }
 
-        @Test("scripts/bench-python.py --smoke: imagezmq, the ZeroMQ pool and facewire each give a line per frame with faces",
+        @Test("benchmarks/bench-python.py --smoke: imagezmq, the ZeroMQ pool and facewire each give a line per frame with faces",
               .enabled(if: pipelinesReady,
                        "needs the demo footage, /usr/bin/python3 with cv2 and zmq (scripts/setup.sh) and the YuNet model (face_detection_yunet_2022mar.onnx in ../shared/data/models or ~/.cache/facewire/models): skipped"),
               .timeLimit(.minutes(3)))

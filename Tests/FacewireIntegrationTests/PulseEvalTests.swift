@@ -60,7 +60,7 @@ extension IntegrationTests {
             }
         }
 
-        /// The venv scripts/pulse-reference.py makes on its first run (pyVHR and its pinned packages, from PyPI), if
+        /// The venv evaluation/pulse-reference.py makes on its first run (pyVHR and its pinned packages, from PyPI), if
         /// this machine has it: the test does not download it.
         static var referenceVenvReady: Bool {
             let environment = ProcessInfo.processInfo.environment
@@ -70,16 +70,16 @@ extension IntegrationTests {
         }
 
         @Test(
-            "scripts/eval-pulse.py on one recording: ours and pyVHR side by side",
+            "evaluation/eval-pulse.py on one recording: ours and pyVHR side by side",
             .enabled(
                 if: Locations.sharedData != nil && referenceVenvReady,
-                "needs ../shared/data and the venv of scripts/pulse-reference.py (its first run makes it)"),
+                "needs ../shared/data and the venv of evaluation/pulse-reference.py (its first run makes it)"),
             .timeLimit(.minutes(5)))
         func sideBySide() throws {
             let data = try #require(Locations.sharedData).appendingPathComponent("pulse")
             let folder = try Self.temporaryFolder()
             defer { try? FileManager.default.removeItem(at: folder) }
-            let script = Locations.repository.appendingPathComponent("scripts/eval-pulse.py").path
+            let script = Locations.repository.appendingPathComponent("evaluation/eval-pulse.py").path
             let run = try runCommand("/usr/bin/python3", [
                 script, "--binary", try Locations.facewireBinary(), "--pulse-data", data.path,
                 "--pulse-recording", "India/video10", "--out", folder.path,

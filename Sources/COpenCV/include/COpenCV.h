@@ -97,7 +97,7 @@ void fwcv_free(void *pointer);
 // MARK: - Face attributes (smile, eyes closed, yaw)
 //
 // Classifiers on an aligned crop built from a face's 5 landmarks (YuNet or CenterFace order). Reference
-// implementation, operating points and measurements: scripts/expressions/ (RESULTS.md). "Left" is always the
+// implementation, operating points and measurements: evaluation/expressions/ (RESULTS.md). "Left" is always the
 // image's left (smaller x), whatever the detector's landmark order.
 
 /// Bits for `which` in fwcv_face_attributes.
