@@ -16,8 +16,8 @@ let package = Package(
         .executable(name: "facewire", targets: ["facewire"]),
         // The parsers the fuzz package (fuzz/) feeds; a library so the main build and tests compile it too.
         .library(name: "FacewireFuzzing", targets: ["FacewireFuzzing"]),
-        // The capture node's core, for the structure-aware fuzz target in fuzz/ (CaptureCoreDriver).
-        .library(name: "FacewireCapture", targets: ["FacewireCapture"]),
+        // The capture core's structure-aware fuzz driver, for the fuzz target in fuzz/ (CaptureCoreDriver).
+        .library(name: "FacewireTesting", targets: ["FacewireTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -57,7 +57,7 @@ let package = Package(
             linkerSettings: openCVLibraries
         ),
 
-        // MARK: - Targets
+        // MARK: - Vocabulary: the wire, the runtime every node shares, the connection to the collector
 
         .target(
             name: "ZeroMQ",
@@ -89,9 +89,21 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // What a face is: one box, one point, the detected face and its attributes. Pure.
+        .target(
+            name: "FacewireVocabulary",
+            swiftSettings: swiftSettings
+        ),
+        // The wire (messages, framing, limits, a face's fields) and the stream's output formats (JSON Lines, text).
         .target(
             name: "FacewireProtocol",
-            dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            dependencies: ["FacewireVocabulary", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            swiftSettings: swiftSettings
+        ),
+        // Every socket a node opens to the collector (CollectorSession) and the capture nodes it learns of.
+        .target(
+            name: "FacewireTransport",
+            dependencies: ["ZeroMQ", "FacewireProtocol"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -99,38 +111,78 @@ let package = Package(
             dependencies: ["CTurboJPEG"],
             swiftSettings: swiftSettings
         ),
+
+        // The one Swift layer over COpenCV (the only module that imports it): video and image files, the native
+        // detectors, the landmark networks, the cascade attributes, the live view's warps and drawing.
+        .target(
+            name: "FacewireOpenCV",
+            dependencies: ["COpenCV", "FacewireImage"],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: - Algorithms: detection, tracking, heart rate, evaluation
+
         .target(
             name: "FacewireDetection",
-            dependencies: ["COpenCV", "FacewireImage"],
+            dependencies: ["FacewireOpenCV", "FacewireImage", "FacewireVocabulary"],
+            swiftSettings: swiftSettings
+        ),
+        // Face tracks across frames: boxes, a Kalman filter per track, optimal assignment. Pure.
+        .target(
+            name: "FacewireTracking",
+            dependencies: ["FacewireVocabulary"],
+            swiftSettings: swiftSettings
+        ),
+        // Heart rate from skin colour (POS, CHROM, PBV) and its evaluation on recordings. Pure.
+        .target(
+            name: "FacewirePulse",
+            swiftSettings: swiftSettings
+        ),
+        // Detection and attribute accuracy on annotated sets (`facewire eval`).
+        .target(
+            name: "FacewireEvaluation",
+            dependencies: ["FacewireDetection", "FacewireVocabulary", "FacewireImage", "FacewireOpenCV"],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: - Roles: a pure core (no ZeroMQ: the compiler keeps it so) beside a thin shell of sockets and threads
+
+        .target(
+            name: "FacewireCaptureCore",
+            dependencies: [
+                "FacewireProtocol", "FacewireVocabulary", "FacewireRuntime", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "FacewireCapture",
             dependencies: [
-                "ZeroMQ", "FacewireRuntime", "FacewireProtocol", "COpenCV", "FacewireImage", "CV4L2",
+                "ZeroMQ", "FacewireRuntime", "FacewireProtocol", "FacewireTransport", "FacewireCaptureCore", "FacewireOpenCV",
+                "FacewireImage", "CV4L2",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "FacewireWorkerCore",
+            dependencies: ["FacewireProtocol", "FacewireDetection", "FacewireVocabulary"],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "FacewireWorker",
             dependencies: [
-                "ZeroMQ", "FacewireRuntime", "FacewireProtocol", "FacewireDetection",
+                "ZeroMQ", "FacewireRuntime", "FacewireProtocol", "FacewireTransport", "FacewireWorkerCore",
+                "FacewireDetection",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
             swiftSettings: swiftSettings
         ),
-        .target(
-            name: "FacewireFuzzing",
-            dependencies: ["FacewireProtocol", "FacewireImage", "FacewireDetection", "FacewireWorker", "FacewireCollectorCore"],
-            swiftSettings: swiftSettings
-        ),
         // Every decision of the collector, pure: no ZeroMQ, no clock (CollectorCore).
         .target(
             name: "FacewireCollectorCore",
-            dependencies: ["FacewireProtocol"],
+            dependencies: ["FacewireProtocol", "FacewireVocabulary", "FacewireTracking", "FacewirePulse"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -145,36 +197,67 @@ let package = Package(
         .target(
             name: "FacewireTail",
             dependencies: [
-                "ZeroMQ", "FacewireRuntime", "FacewireProtocol",
+                "ZeroMQ", "FacewireRuntime", "FacewireProtocol", "FacewireTransport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
-        // The live view: pure joins and galleries (Core/), face crops and drawn snapshots (Imaging/, OpenCV), and the
-        // shell that reads the collector's stream and the capture nodes' previews and serves the page.
+        // The live view's joins and galleries, pure.
+        .target(
+            name: "FacewireViewCore",
+            dependencies: ["FacewireProtocol", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            swiftSettings: swiftSettings
+        ),
+        // The live view's shell: face crops and drawn snapshots (Imaging/, OpenCV), the collector's stream and the
+        // capture nodes' previews in, the page out.
         .target(
             name: "FacewireView",
             dependencies: [
-                "ZeroMQ", "FacewireRuntime", "FacewireProtocol", "FacewireImage", "COpenCV", "FacewireHTTP",
+                "ZeroMQ", "FacewireRuntime", "FacewireProtocol", "FacewireTransport", "FacewireViewCore", "FacewireVocabulary",
+                "FacewireImage", "FacewireOpenCV", "FacewireHTTP",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
+            // The page's files, compiled into the binary as bytes (PackageResources), so a deployed binary needs no
+            // resource bundle beside it.
+            resources: [
+                .embedInCode("Page/Assets/index.html"), .embedInCode("Page/Assets/style.css"),
+                .embedInCode("Page/Assets/app.js"),
+            ],
             swiftSettings: swiftSettings
         ),
+
+        // MARK: - Tools: benchmarks, test doubles, fuzz drivers, the binary
+
         .target(
             name: "FacewireBench",
             dependencies: ["ZeroMQ", "FacewireRuntime", "FacewireProtocol"],
             swiftSettings: swiftSettings
         ),
+        // Test doubles and drivers: the simulated V4L2 camera (FACEWIRE_V4L2_SIMULATION, for tests of the real
+        // binary on a machine without a camera) and the capture core's structure-aware fuzz driver.
+        .target(
+            name: "FacewireTesting",
+            dependencies: ["CV4L2", "FacewireImage", "FacewireProtocol", "FacewireRuntime", "FacewireCapture", "FacewireCaptureCore"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "FacewireFuzzing",
+            dependencies: [
+                "FacewireProtocol", "FacewireVocabulary", "FacewireImage", "FacewireDetection", "FacewireWorkerCore",
+                "FacewireCollectorCore", "FacewireTracking",
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "facewire",
             dependencies: [
-                "ZeroMQ", "FacewireRuntime", "FacewireProtocol", "FacewireImage", "FacewireDetection", "FacewireCapture",
-                "FacewireWorker",
-                "FacewireCollector", "FacewireCollectorCore", "FacewireTail", "FacewireHTTP", "FacewireBench", "FacewireView",
+                "ZeroMQ", "FacewireRuntime", "FacewireProtocol", "FacewireTransport", "FacewireImage", "FacewireDetection",
+                "FacewireEvaluation", "FacewirePulse", "FacewireCapture", "FacewireWorker", "FacewireCollector",
+                "FacewireCollectorCore", "FacewireTail", "FacewireHTTP", "FacewireBench", "FacewireView", "FacewireTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -185,32 +268,47 @@ let package = Package(
         // MARK: - Tests
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
-        .testTarget(name: "FacewireProtocolTests", dependencies: ["FacewireProtocol", "FacewireTail"]),
-        .testTarget(name: "FacewireTailTests", dependencies: ["FacewireTail"]),
+        .testTarget(name: "FacewireProtocolTests", dependencies: ["FacewireProtocol", "FacewireVocabulary", "FacewireTransport"]),
+        .testTarget(name: "FacewireTailTests", dependencies: ["FacewireTail", "FacewireProtocol"]),
         .testTarget(name: "FacewireFuzzingTests", dependencies: ["FacewireFuzzing"]),
         .testTarget(name: "FacewireImageTests", dependencies: ["FacewireImage"]),
         .testTarget(
             name: "FacewireDetectionTests",
-            dependencies: ["FacewireDetection", "FacewireImage", "FacewireCapture", "FacewireCollector"],
+            dependencies: [
+                "FacewireDetection", "FacewireEvaluation", "FacewireOpenCV", "FacewireVocabulary", "FacewireImage",
+                "FacewireCapture", "FacewireCollector", "FacewireTracking",
+            ],
             exclude: ["Fixtures"]
         ),
         .testTarget(
             name: "FacewireWorkerTests",
             dependencies: [
-                "FacewireWorker", "FacewireDetection", "FacewireProtocol", "FacewireImage", "FacewireRuntime",
+                "FacewireWorker", "FacewireWorkerCore", "FacewireDetection", "FacewireProtocol", "FacewireImage",
+                "FacewireRuntime",
                 .product(name: "Logging", package: "swift-log"),
             ]),
-        .testTarget(name: "FacewireCaptureTests", dependencies: ["FacewireCapture", "FacewireImage", "FacewireRuntime", "FacewireProtocol"]),
-        .testTarget(name: "FacewireCollectorTests", dependencies: ["FacewireCollector", "FacewireProtocol", "FacewireRuntime", "ZeroMQ"]),
-        .testTarget(name: "FacewireCollectorCoreTests", dependencies: ["FacewireCollectorCore", "FacewireProtocol"]),
+        .testTarget(
+            name: "FacewireCaptureTests",
+            dependencies: [
+                "FacewireCapture", "FacewireCaptureCore", "FacewireTesting", "FacewireImage", "FacewireRuntime",
+                "FacewireProtocol",
+            ]),
+        .testTarget(
+            name: "FacewireCollectorTests", dependencies: ["FacewireCollector", "FacewireProtocol", "FacewireRuntime", "ZeroMQ"]),
+        .testTarget(
+            name: "FacewireCollectorCoreTests",
+            dependencies: ["FacewireCollectorCore", "FacewireTracking", "FacewirePulse", "FacewireProtocol", "FacewireVocabulary"]),
         .testTarget(
             name: "FacewireViewTests",
-            dependencies: ["FacewireView", "FacewireImage", "FacewireDetection", "FacewireProtocol"]
+            dependencies: [
+                "FacewireView", "FacewireViewCore", "FacewireVocabulary", "FacewireImage", "FacewireDetection",
+                "FacewireProtocol",
+            ]
         ),
         .testTarget(name: "FacewireBenchTests", dependencies: ["FacewireBench", "FacewireCollectorCore", "FacewireProtocol"]),
         .testTarget(
             name: "FacewireIntegrationTests",
-            dependencies: ["facewire", "FacewireRuntime", "FacewireProtocol", "FacewireImage", "ZeroMQ"]
+            dependencies: ["facewire", "FacewireRuntime", "FacewireProtocol", "FacewireTransport", "FacewireImage", "ZeroMQ"]
         ),
     ],
     cxxLanguageStandard: .cxx17

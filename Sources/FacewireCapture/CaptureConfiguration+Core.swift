@@ -1,4 +1,5 @@
 import FacewireRuntime
+import FacewireCaptureCore
 
 extension CaptureConfiguration {
     /// The decisions' settings (``CaptureCore``) for this configuration, reading `source` and announcing

@@ -1,6 +1,8 @@
+import FacewireRuntime
 import FacewireImage
 import FacewireProtocol
 import ZeroMQ
+import FacewireCaptureCore
 
 /// How a capture node reads, paces and publishes frames.
 public struct CaptureConfiguration: Sendable {

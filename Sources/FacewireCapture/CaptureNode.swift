@@ -5,6 +5,8 @@ import FacewireRuntime
 import Foundation
 import Logging
 import ZeroMQ
+import FacewireVocabulary
+import FacewireCaptureCore
 
 /// A capture node: reads frames from a source, numbers them and hands each to an idle worker; tells the collector
 /// about itself, about frames it had to skip and about the end of the source.

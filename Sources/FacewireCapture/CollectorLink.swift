@@ -1,32 +1,25 @@
 import FacewireProtocol
 import FacewireRuntime
+import FacewireTransport
 import ZeroMQ
 
-/// A capture node's control connection to the collector (a DEALER): hellos, skips and the stream's end go out on
-/// it, never waiting; a message that cannot go is counted (`control_lost`).
+/// A capture node's control connection to the collector (a ``CollectorSession``): hellos, skips and the stream's
+/// end go out on it, never waiting; a message that cannot go is counted (`control_lost`).
 final class CollectorLink {
-    private let socket: ZMQSocket
+    private let session: CollectorSession
     private let counters: Counters
 
     init(context: ZMQContext, collector: String, security: CurveSecurity?, counters: Counters) throws {
-        socket = try ZMQSocket(context: context, kind: .dealer)
+        session = try CollectorSession(context: context, collector: collector, security: security, purpose: .captureControl)
         self.counters = counters
-        try socket.setHighWaterMarks(send: 100_000)
-        try socket.setLinger(milliseconds: 5000)
-        try CurveSecurity.secureToCollector(socket, security)
-        try socket.connect(collector)
     }
 
     /// Sends a control message without waiting.
     func send(_ body: Envelope.OneOf_Body) {
-        let bytes: [UInt8]? = try? Envelope(body).serializedBytes()
-        guard let bytes, (try? socket.send([bytes], dontWait: true)) == true else {
-            counters.add("control_lost")
-            return
-        }
+        if !session.send(body) { counters.add("control_lost") }
     }
 
     func close() {
-        socket.close()
+        session.close()
     }
 }

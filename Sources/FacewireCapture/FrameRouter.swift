@@ -1,6 +1,7 @@
 import FacewireProtocol
 import FacewireRuntime
 import ZeroMQ
+import FacewireCaptureCore
 
 /// The capture node's frame socket: a ROUTER that idle workers send ``Ready`` to and that frames go out on. It only
 /// moves bytes; which worker gets which frame is ``CaptureCore``'s decision (credits, SPEC 3.1).

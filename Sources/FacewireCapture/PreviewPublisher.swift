@@ -2,6 +2,7 @@ import CoreMetrics
 import FacewireProtocol
 import FacewireRuntime
 import ZeroMQ
+import FacewireCaptureCore
 
 /// The capture node's preview socket (SPEC 7.5): an XPUB that live views subscribe to. Every frame handed to a worker
 /// is offered to it; ``PreviewGate`` decides whether it goes (a view subscribed, within `--preview-fps`), and then the

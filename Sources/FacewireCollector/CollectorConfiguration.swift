@@ -1,6 +1,7 @@
 import FacewireCollectorCore
 import FacewireProtocol
 import ZeroMQ
+import FacewireTracking
 
 /// Where the collector listens and how long it waits for late frames.
 public struct CollectorConfiguration: Sendable {
@@ -23,7 +24,7 @@ public struct CollectorConfiguration: Sendable {
     public var security: CurveSecurity?
     /// `--max-pending-bytes`: estimated bytes of all buffered results together.
     public var maxPendingBytes: Int = 256 << 20
-    /// `--max-streams`: open (stream, epoch) pairs (SPEC.md 14.3).
+    /// `--max-streams`: open (stream, epoch) pairs (REFERENCE-NODES.md §4.1).
     public var maxStreams: Int = 1024
     /// `--max-captures`: capture nodes announced at once.
     public var maxCaptures: Int = 1024

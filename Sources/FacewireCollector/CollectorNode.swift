@@ -5,6 +5,7 @@ import FacewireRuntime
 import Foundation
 import Logging
 import ZeroMQ
+import FacewireVocabulary
 
 /// The collector's socket shell: it moves bytes between its ROUTER and PUB sockets and ``CollectorCore``, which
 /// makes every decision, and carries out the core's outputs (publish, reply, count, log).
@@ -37,7 +38,7 @@ public final class CollectorNode: @unchecked Sendable {
     }
 
     private static func now() -> CollectorCore.Instant {
-        CollectorCore.Instant(monotonicNanoseconds: Clock.monotonicNanoseconds(), wallMicroseconds: Clock.wallMicroseconds())
+        CollectorCore.Instant(monotonicNs: Clock.monotonicNanoseconds(), wallUs: Clock.wallMicroseconds())
     }
 
     public func run(stop: StopToken, ready: (@Sendable (String, String) -> Void)? = nil) throws {

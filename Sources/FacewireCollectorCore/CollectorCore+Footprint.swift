@@ -1,7 +1,7 @@
 import FacewireProtocol
 
 extension CollectorCore {
-    /// How much the core remembers, table by table: what the caps bound (SPEC §14.3). The structure-aware fuzz
+    /// How much the core remembers, table by table: what the caps bound (REFERENCE-NODES.md §4.1). The structure-aware fuzz
     /// target and the property tests check it against ``CollectorLimits`` after every input.
     public struct Footprint: Sendable, Equatable {
         /// Open (stream, epoch) pairs.

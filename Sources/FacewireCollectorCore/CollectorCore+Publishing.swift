@@ -1,4 +1,7 @@
 import FacewireProtocol
+import FacewireVocabulary
+import FacewireTracking
+import FacewirePulse
 
 extension CollectorCore {
     /// The time the tracker sees for a frame: its capture time in seconds, or (when the capture node sent none)
@@ -40,7 +43,7 @@ extension CollectorCore {
                         seq: result.seq, time: Self.trackingTime(result),
                         detections: result.faces.map {
                             TrackDetection(
-                                box: TrackBox(x: $0.bounds.x, y: $0.bounds.y, width: $0.bounds.width, height: $0.bounds.height),
+                                box: FaceRect(x: $0.bounds.x, y: $0.bounds.y, width: $0.bounds.width, height: $0.bounds.height),
                                 score: $0.confidence)
                         })
                 }
@@ -54,7 +57,7 @@ extension CollectorCore {
                 var latency: Double?
                 if result.captureTimeUs != 0 {
                     // Saturating: capture times were checked at intake, but arithmetic on wire values never traps.
-                    let (age, overflow) = now.wallMicroseconds.subtractingReportingOverflow(result.captureTimeUs)
+                    let (age, overflow) = now.wallUs.subtractingReportingOverflow(result.captureTimeUs)
                     result.timings.totalMs = overflow ? .infinity : Float(age) / 1000
                     latency = Double(result.timings.totalMs)
                 }

@@ -1,4 +1,7 @@
+import FacewireVocabulary
 import FacewireProtocol
+import FacewireTracking
+import FacewirePulse
 
 /// Every decision the collector makes, as a pure state machine (SPEC.md 7.2, 9, 14): validation of what peers
 /// send, the registry of capture nodes, workers and streams, epochs (``StreamTable``), ordering and drops
@@ -10,15 +13,8 @@ import FacewireProtocol
 public struct CollectorCore {
     /// When an input arrived: monotonic nanoseconds (waits, expiry) and wall-clock microseconds since the Unix
     /// epoch (the capture-time check and `total_ms`).
-    public struct Instant: Sendable, Equatable {
-        public var monotonicNanoseconds: UInt64
-        public var wallMicroseconds: Int64
-
-        public init(monotonicNanoseconds: UInt64, wallMicroseconds: Int64) {
-            self.monotonicNanoseconds = monotonicNanoseconds
-            self.wallMicroseconds = wallMicroseconds
-        }
-    }
+    /// The moment every input is handed (the one ``FacewireVocabulary/Instant`` of every core).
+    public typealias Instant = FacewireVocabulary.Instant
 
     typealias Key = StreamTable<FrameResult>.Key
 
@@ -133,7 +129,7 @@ public struct CollectorCore {
             handleHello(hello, identity: identity, peerAddress: peerAddress, now: now, &out)
         case .result(let result):
             out.count("results")
-            if let rejection = ResultValidation.rejection(of: result, wallMicroseconds: now.wallMicroseconds) {
+            if let rejection = ResultValidation.rejection(of: result, wallMicroseconds: now.wallUs) {
                 out.count("results_rejected_\(rejection.rawValue)")
                 notice("results_rejected_\(rejection.rawValue)", "result rejected", [
                     "stream": String(result.stream.prefix(64)), "seq": "\(result.seq)", "why": rejection.rawValue,
@@ -191,7 +187,7 @@ public struct CollectorCore {
     /// pushes a Welcome to every worker when the capture nodes changed.
     public mutating func tick(at now: Instant) -> CollectorOutput {
         var out = CollectorOutput()
-        let t = now.monotonicNanoseconds
+        let t = now.monotonicNs
         for (key, emissions) in table.tick(at: t) {
             publish(emissions, key: key, now: now, &out)
         }
@@ -228,11 +224,11 @@ public struct CollectorCore {
     // MARK: - Private
 
     mutating func notice(_ kind: String, _ message: String, _ metadata: [String: String], _ now: Instant, _ out: inout CollectorOutput) {
-        if let line = notices.note(kind, message, metadata, at: now.monotonicNanoseconds) { out.logs.append(line) }
+        if let line = notices.note(kind, message, metadata, at: now.monotonicNs) { out.logs.append(line) }
     }
 
     private mutating func housekeeping(_ now: Instant, _ out: inout CollectorOutput) {
-        let t = now.monotonicNanoseconds
+        let t = now.monotonicNs
         workers = workers.filter { t &- $0.value < limits.workerExpiry }
         let before = captures.count
         captures = captures.filter { t &- $0.value.lastHello < limits.captureExpiry }
@@ -269,7 +265,7 @@ public struct CollectorCore {
     }
 
     private mutating func handleHello(_ hello: Hello, identity: [UInt8], peerAddress: String?, now: Instant, _ out: inout CollectorOutput) {
-        let t = now.monotonicNanoseconds
+        let t = now.monotonicNs
         switch hello.role {
         case .capture:
             let endpoint = hello.frameEndpoint
@@ -339,7 +335,7 @@ public struct CollectorCore {
             notice("invalid_stream", "message with an invalid stream id ignored", [:], now, &out)
             return false
         }
-        let t = now.monotonicNanoseconds
+        let t = now.monotonicNs
         let key = Key(stream: stream, epoch: epoch)
         let before = table.buffer(key)?.counters ?? StreamCounters()
         let outcome = table.apply(input, stream: stream, epoch: epoch, at: t)

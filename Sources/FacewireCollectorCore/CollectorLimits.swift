@@ -1,4 +1,4 @@
-/// The collector's settings that the pure core needs: waits, caps and intervals (SPEC.md 9, 14.3).
+/// The collector's settings that the pure core needs: waits, caps and intervals (SPEC.md 9, 14.3; REFERENCE-NODES.md §4.1).
 ///
 /// Times are in nanoseconds of the injected monotonic clock. Every cap bounds what peers can make the
 /// collector remember; hitting one is counted by name and logged at most once per ``noticeInterval``.

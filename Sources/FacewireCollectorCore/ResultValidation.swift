@@ -1,4 +1,5 @@
 import FacewireProtocol
+import FacewirePulse
 
 /// What the collector refuses in a well-formed `FrameResult` before it costs tracking or arithmetic (SPEC.md 14.5).
 ///
@@ -37,7 +38,7 @@ public enum ResultValidation {
 
     /// The most faces a result may carry (SPEC.md 6.1, `max_faces` 1…256).
     public static let maxFaces = 256
-    /// The most faces of one result that may carry the 468-point mesh (SPEC.md 6.4): 64 × 3.7 KB keeps a published
+    /// The most faces of one result that may carry the 468-point mesh (SPEC.md 11.5, 14.5): 64 × 3.7 KB keeps a published
     /// frame well under the 1 MiB a subscriber accepts.
     public static let maxMeshFaces = 64
     /// How far ahead of the collector's wall clock a capture time may lie, in microseconds (one day).
@@ -105,30 +106,9 @@ public enum ResultValidation {
         return isMesh ? .mesh : .fine
     }
 
-    /// Whether every number of `face` is finite and within bounds.
+    /// Whether every number of `face` is finite and within bounds (``WireFace/isPlausible(maxCoordinate:)``).
     public static func isPlausible(_ face: WireFace) -> Bool {
-        func coordinate(_ value: Float) -> Bool { value.isFinite && abs(value) <= maxCoordinate }
-        func point(_ point: WirePoint) -> Bool { coordinate(point.x) && coordinate(point.y) }
-        func score(_ value: Float) -> Bool { value.isFinite && value >= -1 && value <= 2 }
-        let bounds = face.bounds
-        guard coordinate(bounds.x), coordinate(bounds.y), coordinate(bounds.width), coordinate(bounds.height),
-            bounds.width >= 0, bounds.height >= 0, score(face.confidence)
-        else { return false }
-        if face.hasLeftEye && !point(face.leftEye) { return false }
-        if face.hasRightEye && !point(face.rightEye) { return false }
-        if face.hasMouth && !point(face.mouth) { return false }
-        if face.hasNose && !point(face.nose) { return false }
-        if face.hasFaceAngle && !(face.faceAngle.isFinite && abs(face.faceAngle) <= 360) { return false }
-        if face.hasYaw && !(face.yaw.isFinite && abs(face.yaw) <= 360) { return false }
-        if face.hasSmileScore && !score(face.smileScore) { return false }
-        if face.hasLeftEyeClosedScore && !score(face.leftEyeClosedScore) { return false }
-        if face.hasRightEyeClosedScore && !score(face.rightEyeClosedScore) { return false }
-        if face.hasPitch && !(face.pitch.isFinite && abs(face.pitch) <= 360) { return false }
-        if face.hasRoll && !(face.roll.isFinite && abs(face.roll) <= 360) { return false }
-        if face.hasLeftEyeOpenness && !score(face.leftEyeOpenness) { return false }
-        if face.hasRightEyeOpenness && !score(face.rightEyeOpenness) { return false }
-        if face.hasQuality && !score(face.quality) { return false }
-        return true
+        face.isPlausible(maxCoordinate: maxCoordinate)
     }
 }
 

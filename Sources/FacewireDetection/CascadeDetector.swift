@@ -1,4 +1,5 @@
-import COpenCV
+import FacewireVocabulary
+import FacewireOpenCV
 import FacewireImage
 
 /// The Haar/LBP cascade fallback (OpenCV's `CascadeClassifier`), for machines without a DNN model.
@@ -52,10 +53,8 @@ public final class CascadeDetector: FaceDetector {
         }
         native = try NativeDetector.create(
             what: "face cascade", path: facePath, inputWidth: inputWidth, scoreThreshold: scoreThreshold,
-            maxFaces: maxFaces
-        ) { err, length in
-            fwcv_cascade_create(facePath, eyeCascadePath, err, length)
-        }
+            maxFaces: maxFaces,
+            .cascade(facePath: facePath, eyeCascadePath: eyeCascadePath))
     }
 
     /// Finds faces, best first, in `image`'s coordinates.

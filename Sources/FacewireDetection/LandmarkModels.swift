@@ -1,4 +1,5 @@
-import COpenCV
+import FacewireVocabulary
+import FacewireOpenCV
 import FacewireImage
 import Foundation
 
@@ -24,8 +25,8 @@ public struct FaceROI: Sendable, Equatable {
         self.angleDegrees = angleDegrees
     }
 
-    var cValue: fwcv_roi {
-        fwcv_roi(center_x: center.x, center_y: center.y, size: size, angle_degrees: angleDegrees)
+    var region: OpenCVRegion {
+        OpenCVRegion(centerX: center.x, centerY: center.y, size: size, angleDegrees: angleDegrees)
     }
 }
 
@@ -55,88 +56,47 @@ public struct IrisOutput: Sendable, Equatable {
     public var iris: [SIMD3<Float>]
 }
 
-/// Owns one `fwcv_landmark_net` (a cv::dnn network and its buffers). Shared by the three models.
+/// Owns one ``OpenCVLandmarkNet`` (a cv::dnn network and its buffers) and maps its errors. Shared by the three
+/// models.
 final class LandmarkNet {
-    let handle: OpaquePointer
+    let net: OpenCVLandmarkNet
     let path: String
-    let inputCount: Int
     let outputs: [LandmarkNetOutput]
-    let outputTotal: Int
-    private var errorText = [CChar](repeating: 0, count: 1024)
 
-    init(path: String, kind: Int32, what: String) throws {
+    init(path: String, kind: OpenCVLandmarkNet.Kind, what: String) throws {
         guard FileSystem.isReadableFile(path) else {
             throw DetectionError(.modelNotFound, "\(what) file not found or not readable: \(path)")
         }
-        var errorText = [CChar](repeating: 0, count: 1024)
-        let created = errorText.withUnsafeMutableBufferPointer { fwcv_landmark_net_create(path, kind, $0.baseAddress, $0.count) }
-        guard let created else {
-            let message = cErrorMessage(errorText)
-            throw DetectionError(.modelLoadFailed, message.isEmpty ? "cannot load \(what) \(path)" : message)
+        do {
+            net = try OpenCVLandmarkNet(path: path, kind: kind)
+        } catch {
+            throw DetectionError(.modelLoadFailed, error.message(or: "cannot load \(what) \(path)"))
         }
-        handle = created
         self.path = path
-        inputCount = fwcv_landmark_net_input_count(created)
-        outputs = (0..<fwcv_landmark_net_output_count(created)).map { index in
-            var count = 0
-            let name = fwcv_landmark_net_output_name(created, index, &count).map { String(cString: $0) } ?? ""
-            return LandmarkNetOutput(name: name, count: count)
-        }
-        outputTotal = outputs.reduce(0) { $0 + $1.count }
+        outputs = net.outputs.map { LandmarkNetOutput(name: $0.name, count: $0.count) }
     }
 
-    deinit { fwcv_landmark_net_destroy(handle) }
-
-    /// Calls a C function that writes an error message and returns 0 on success.
-    func call(_ what: String, _ body: (UnsafeMutablePointer<CChar>, Int) -> Int32) throws {
-        let status = errorText.withUnsafeMutableBufferPointer { body($0.baseAddress!, $0.count) }
-        guard status == 0 else {
-            let message = cErrorMessage(errorText)
-            throw DetectionError(.detectionFailed, message.isEmpty ? "\(what) failed" : message)
-        }
-    }
-
-    /// Calls `body` with the image's pixels and the C ROI.
-    func withImage(
-        _ image: PixelImage, roi: FaceROI, what: String,
-        _ body: (UnsafePointer<UInt8>?, Int32, Int32, Int32, Int32, UnsafePointer<fwcv_roi>, UnsafeMutablePointer<CChar>, Int) -> Int32
-    ) throws {
+    /// Runs one of the network's calls on `image`, after checking it is not empty; errors become
+    /// ``DetectionError`` `.detectionFailed`.
+    func run<T>(_ image: PixelImage, what: String, _ body: (OpenCVLandmarkNet) throws(OpenCVError) -> T) throws -> T {
         guard image.width > 0, image.height > 0 else {
             throw DetectionError(.invalidImage, "\(what): empty image (\(image.width)x\(image.height))")
         }
-        var cROI = roi.cValue
-        try image.bytes.withUnsafeBufferPointer { pixels in
-            try call(what) { err, length in
-                body(
-                    pixels.baseAddress, Int32(image.width), Int32(image.height), Int32(image.stride),
-                    Int32(image.format.channels), &cROI, err, length)
-            }
-        }
+        return try call(what) { () throws(OpenCVError) -> T in try body(net) }
     }
 
     func runRaw(_ input: [Float], what: String) throws -> [Float] {
-        guard input.count == inputCount else {
-            throw DetectionError(.invalidConfiguration, "\(what) takes \(inputCount) input values, got \(input.count)")
+        guard input.count == net.inputCount else {
+            throw DetectionError(.invalidConfiguration, "\(what) takes \(net.inputCount) input values, got \(input.count)")
         }
-        var output = [Float](repeating: 0, count: outputTotal)
-        var written = 0
-        try input.withUnsafeBufferPointer { input in
-            try output.withUnsafeMutableBufferPointer { output in
-                try call(what) { err, length in
-                    fwcv_landmark_net_run_raw(
-                        handle, input.baseAddress, input.count, output.baseAddress, output.count, &written, err, length)
-                }
-            }
-        }
-        return Array(output.prefix(written))
+        return try call(what) { () throws(OpenCVError) -> [Float] in try net.runRaw(input) }
     }
 
-    /// Reads `count` (x, y, z) triples from a C float array (imported as a tuple).
-    static func points<T>(_ tuple: inout T, count: Int) -> [SIMD3<Float>] {
-        withUnsafeBytes(of: &tuple) { raw in
-            let floats = raw.bindMemory(to: Float.self)
-            precondition(floats.count >= count * 3)
-            return (0..<count).map { SIMD3(floats[3 * $0], floats[3 * $0 + 1], floats[3 * $0 + 2]) }
+    private func call<T>(_ what: String, _ body: () throws(OpenCVError) -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            throw DetectionError(.detectionFailed, error.message(or: "\(what) failed"))
         }
     }
 
@@ -174,19 +134,14 @@ public final class FaceMeshModel: LandmarkModel {
     /// - Throws: ``DetectionError`` `.modelNotFound` (no readable file at `modelPath`) or `.modelLoadFailed` (OpenCV
     ///   cannot load it, or its inputs and outputs are not the face mesh's).
     public init(modelPath: String) throws {
-        net = try LandmarkNet(path: modelPath, kind: FWCV_NET_MESH, what: "face mesh model")
+        net = try LandmarkNet(path: modelPath, kind: .mesh, what: "face mesh model")
     }
 
     /// Runs the mesh on `roi` of `image` (grey or BGR).
     /// - Throws: ``DetectionError`` `.detectionFailed` (e.g. an invalid ROI) or `.invalidImage`.
     public func run(_ image: PixelImage, roi: FaceROI) throws -> FaceMeshOutput {
-        var result = fwcv_mesh_result()
-        try net.withImage(image, roi: roi, what: "face mesh") { pixels, width, height, stride, channels, cROI, err, length in
-            fwcv_face_mesh(net.handle, pixels, width, height, stride, channels, cROI, &result, err, length)
-        }
-        return FaceMeshOutput(
-            points: LandmarkNet.points(&result.points, count: Int(FWCV_MESH_POINTS)), presence: result.presence,
-            sharpness: result.sharpness)
+        let result = try net.run(image, what: "face mesh") { net throws(OpenCVError) in try net.faceMesh(image, region: roi.region) }
+        return FaceMeshOutput(points: result.points, presence: result.presence, sharpness: result.sharpness)
     }
 
     /// Runs the network on an exactly prepared input (1 × 3 × 192 × 192 floats, RGB planes, byte / 255) and returns
@@ -219,20 +174,17 @@ public final class IrisModel: LandmarkModel {
     /// Loads the model and checks its shapes.
     /// - Throws: ``DetectionError`` `.modelNotFound` or `.modelLoadFailed`.
     public init(modelPath: String) throws {
-        net = try LandmarkNet(path: modelPath, kind: FWCV_NET_IRIS, what: "iris model")
+        net = try LandmarkNet(path: modelPath, kind: .iris, what: "iris model")
     }
 
     /// Runs the iris model on `roi` of `image` (grey or BGR). With `mirror` the crop is flipped horizontally before
     /// inference (MediaPipe does so for the subject's right eye); the points come back in image pixels either way.
     /// - Throws: ``DetectionError`` `.detectionFailed` or `.invalidImage`.
     public func run(_ image: PixelImage, roi: FaceROI, mirror: Bool) throws -> IrisOutput {
-        var result = fwcv_iris_result()
-        try net.withImage(image, roi: roi, what: "iris") { pixels, width, height, stride, channels, cROI, err, length in
-            fwcv_iris(net.handle, pixels, width, height, stride, channels, cROI, mirror ? 1 : 0, &result, err, length)
+        let result = try net.run(image, what: "iris") { net throws(OpenCVError) in
+            try net.iris(image, region: roi.region, mirror: mirror)
         }
-        return IrisOutput(
-            contour: LandmarkNet.points(&result.contour, count: Int(FWCV_IRIS_CONTOUR_POINTS)),
-            iris: LandmarkNet.points(&result.iris, count: Int(FWCV_IRIS_POINTS)))
+        return IrisOutput(contour: result.contour, iris: result.iris)
     }
 
     /// Runs the network on an exactly prepared input (1 × 3 × 64 × 64 floats, RGB planes, byte / 255) and returns
@@ -253,7 +205,7 @@ public final class EmotionModel: LandmarkModel {
     /// The network's input side in pixels.
     public static let inputSize = 64
     /// The number of classes.
-    public static let classCount = Int(FWCV_EMOTION_CLASSES)
+    public static let classCount = OpenCVLandmarkNet.emotionClasses
     /// The index of "happy".
     public static let happy = 3
 
@@ -268,19 +220,13 @@ public final class EmotionModel: LandmarkModel {
     /// Loads the model and checks its shapes.
     /// - Throws: ``DetectionError`` `.modelNotFound` or `.modelLoadFailed`.
     public init(modelPath: String) throws {
-        net = try LandmarkNet(path: modelPath, kind: FWCV_NET_EMOTION, what: "emotion model")
+        net = try LandmarkNet(path: modelPath, kind: .emotion, what: "emotion model")
     }
 
     /// The model's 7 outputs for the grey crop of `roi`.
     /// - Throws: ``DetectionError`` `.detectionFailed` or `.invalidImage`.
     public func run(_ image: PixelImage, roi: FaceROI) throws -> [Float] {
-        var probabilities = [Float](repeating: 0, count: Self.classCount)
-        try probabilities.withUnsafeMutableBufferPointer { out in
-            try net.withImage(image, roi: roi, what: "emotion") { pixels, width, height, stride, channels, cROI, err, length in
-                fwcv_emotion(net.handle, pixels, width, height, stride, channels, cROI, out.baseAddress, err, length)
-            }
-        }
-        return probabilities
+        try net.run(image, what: "emotion") { net throws(OpenCVError) in try net.emotion(image, region: roi.region) }
     }
 
     /// Runs the network on an exactly prepared input (1 × 1 × 64 × 64 floats, (byte / 255 − 0.5) · 2).

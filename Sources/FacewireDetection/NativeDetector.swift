@@ -1,38 +1,34 @@
-import COpenCV
+import FacewireVocabulary
+import FacewireOpenCV
 import FacewireImage
 
-/// Owns one `fwcv_detector` and turns its C results into ``DetectedFace`` values. Shared by the backends.
+/// Owns one native detector (``OpenCVFaceDetector``) and turns its results into ``DetectedFace`` values. Shared by
+/// the backends.
 final class NativeDetector {
-    private let handle: OpaquePointer
+    private let detector: OpenCVFaceDetector
     let inputWidth: Int?
     let scoreThreshold: Float
     let maxFaces: Int
     /// Whether tilted faces get their landmarks refined (the 5-landmark backends; see ``refineAngle``).
     var refineTilted = false
-    private var buffer: [fwcv_face]
 
-    static let errorLength = 1024
-
-    /// Calls a C constructor with an error buffer and wraps the result.
+    /// Loads the detector `kind` after checking the settings and its file.
     static func create(
         what: String, path: String,
         inputWidth: Int?, scoreThreshold: Float, maxFaces: Int,
-        _ make: (UnsafeMutablePointer<CChar>, Int) -> OpaquePointer?
+        _ kind: OpenCVFaceDetector.Kind
     ) throws -> NativeDetector {
         try validate(inputWidth: inputWidth, scoreThreshold: scoreThreshold, maxFaces: maxFaces)
         guard FileSystem.isReadableFile(path) else {
             throw DetectionError(.modelNotFound, "\(what) file not found or not readable: \(path)")
         }
-        var errorText = [CChar](repeating: 0, count: errorLength)
-        let handle = errorText.withUnsafeMutableBufferPointer { buffer -> OpaquePointer? in
-            guard let base = buffer.baseAddress else { return nil }
-            return make(base, buffer.count)
+        let detector: OpenCVFaceDetector
+        do {
+            detector = try OpenCVFaceDetector(kind, maxFaces: maxFaces)
+        } catch {
+            throw DetectionError(.modelLoadFailed, "cannot load \(what) \(path): \(error.message(or: "unknown error"))")
         }
-        guard let handle else {
-            let message = cErrorMessage(errorText)
-            throw DetectionError(.modelLoadFailed, "cannot load \(what) \(path): \(message.isEmpty ? "unknown error" : message)")
-        }
-        return NativeDetector(handle: handle, inputWidth: inputWidth, scoreThreshold: scoreThreshold, maxFaces: maxFaces)
+        return NativeDetector(detector: detector, inputWidth: inputWidth, scoreThreshold: scoreThreshold, maxFaces: maxFaces)
     }
 
     static func validate(inputWidth: Int?) throws {
@@ -51,16 +47,11 @@ final class NativeDetector {
         }
     }
 
-    private init(handle: OpaquePointer, inputWidth: Int?, scoreThreshold: Float, maxFaces: Int) {
-        self.handle = handle
+    private init(detector: OpenCVFaceDetector, inputWidth: Int?, scoreThreshold: Float, maxFaces: Int) {
+        self.detector = detector
         self.inputWidth = inputWidth
         self.scoreThreshold = scoreThreshold
         self.maxFaces = maxFaces
-        self.buffer = [fwcv_face](repeating: fwcv_face(), count: maxFaces)
-    }
-
-    deinit {
-        fwcv_detector_destroy(handle)
     }
 
     func detect(_ image: PixelImage, inputWidth: Int?) throws -> [DetectedFace] {
@@ -77,41 +68,22 @@ final class NativeDetector {
                 .invalidImage,
                 "inconsistent image: \(image.width)×\(image.height), stride \(image.stride), \(image.bytes.count) bytes")
         }
-        var errorText = [CChar](repeating: 0, count: Self.errorLength)
-        let capacity = buffer.count
-        let count = image.bytes.withUnsafeBufferPointer { pixels in
-            buffer.withUnsafeMutableBufferPointer { faces in
-                errorText.withUnsafeMutableBufferPointer { err in
-                    fwcv_detect(
-                        handle, pixels.baseAddress, Int32(image.width), Int32(image.height), Int32(image.stride),
-                        Int32(channels), Int32(inputWidth ?? 0), faces.baseAddress, Int32(capacity),
-                        err.baseAddress, err.count)
-                }
-            }
-        }
-        guard count >= 0 else {
-            let message = cErrorMessage(errorText)
-            throw DetectionError(.detectionFailed, message.isEmpty ? "detection failed" : message)
+        let count: Int
+        do {
+            count = try detector.detect(image, inputWidth: inputWidth ?? 0)
+        } catch {
+            throw DetectionError(.detectionFailed, error.message(or: "detection failed"))
         }
         // Faces come best first: those at or above the threshold are a prefix.
-        let kept = buffer.prefix(Int(count)).prefix { $0.score >= scoreThreshold }.count
+        let kept = (0..<count).prefix { detector.score(at: $0) >= scoreThreshold }.count
         if refineTilted, kept > 0 {
-            let refined = image.bytes.withUnsafeBufferPointer { pixels in
-                buffer.withUnsafeMutableBufferPointer { faces in
-                    errorText.withUnsafeMutableBufferPointer { err in
-                        fwcv_refine_tilted(
-                            handle, pixels.baseAddress, Int32(image.width), Int32(image.height), Int32(image.stride),
-                            Int32(channels), faces.baseAddress, Int32(kept), Self.refineAngle, Self.refineMinHeight,
-                            err.baseAddress, err.count)
-                    }
-                }
-            }
-            guard refined >= 0 else {
-                let message = cErrorMessage(errorText)
-                throw DetectionError(.detectionFailed, message.isEmpty ? "landmark refinement failed" : message)
+            do {
+                try detector.refineTilted(image, count: kept, minAngle: Self.refineAngle, minHeight: Self.refineMinHeight)
+            } catch {
+                throw DetectionError(.detectionFailed, error.message(or: "landmark refinement failed"))
             }
         }
-        return buffer.prefix(kept).map(Self.convert)
+        return (0..<kept).map { Self.convert(detector.face(at: $0)) }
     }
 
     /// Faces whose eye line reads at least this many degrees off level get their landmarks refined on an upright
@@ -125,35 +97,30 @@ final class NativeDetector {
     static let refineMinHeight: Float = 40
 
     /// Converts a C face: eyes are assigned by x order, the mouth is the midpoint of the corners.
-    static func convert(_ face: fwcv_face) -> DetectedFace {
+    static func convert(_ face: OpenCVFace) -> DetectedFace {
         let l = face.landmarks
         let points: [FacePoint] = [
-            FacePoint(x: l.0, y: l.1), FacePoint(x: l.2, y: l.3), FacePoint(x: l.4, y: l.5),
-            FacePoint(x: l.6, y: l.7), FacePoint(x: l.8, y: l.9),
+            FacePoint(x: l[0], y: l[1]), FacePoint(x: l[2], y: l[3]), FacePoint(x: l[4], y: l[5]),
+            FacePoint(x: l[6], y: l[7]), FacePoint(x: l[8], y: l[9]),
         ]
         var leftEye: FacePoint?
         var rightEye: FacePoint?
         var nose: FacePoint?
         var mouth: FacePoint?
-        if face.landmark_count >= 2 {
+        if face.landmarkCount >= 2 {
             let (a, b) = (points[0], points[1])
             (leftEye, rightEye) = a.x <= b.x ? (a, b) : (b, a)
         }
-        if face.landmark_count >= 5 {
+        if face.landmarkCount >= 5 {
             nose = points[2]
             mouth = FacePoint.midpoint(points[3], points[4])
         }
         var result = DetectedFace(
             bounds: FaceRect(x: face.x, y: face.y, width: face.width, height: face.height),
             leftEye: leftEye, rightEye: rightEye, mouth: mouth, nose: nose, confidence: face.score)
-        if face.landmark_count >= 5 {
+        if face.landmarkCount >= 5 {
             result.mouthCorners = points[3].x <= points[4].x ? (points[3], points[4]) : (points[4], points[3])
         }
         return result
     }
-}
-
-/// The NUL-terminated message a C shim function wrote into `buffer` (empty when it wrote none).
-func cErrorMessage(_ buffer: [CChar]) -> String {
-    String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }

@@ -1,3 +1,4 @@
+import FacewireVocabulary
 import Foundation
 import FacewireImage
 

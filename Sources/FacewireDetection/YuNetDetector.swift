@@ -1,4 +1,5 @@
-import COpenCV
+import FacewireVocabulary
+import FacewireOpenCV
 import FacewireImage
 
 /// YuNet (OpenCV's `FaceDetectorYN`, model `face_detection_yunet_2022mar.onnx`): boxes with five landmarks.
@@ -35,10 +36,8 @@ public final class YuNetDetector: FaceDetector {
     ) throws {
         native = try NativeDetector.create(
             what: "YuNet model", path: modelPath, inputWidth: inputWidth, scoreThreshold: scoreThreshold,
-            maxFaces: maxFaces
-        ) { err, length in
-            fwcv_yunet_create(modelPath, scoreThreshold, nmsThreshold, 5000, err, length)
-        }
+            maxFaces: maxFaces,
+            .yunet(modelPath: modelPath, scoreThreshold: scoreThreshold, nmsThreshold: nmsThreshold, topK: 5000))
         native.refineTilted = refineLandmarks
     }
 

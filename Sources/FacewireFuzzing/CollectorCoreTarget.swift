@@ -1,5 +1,7 @@
 import FacewireCollectorCore
 import FacewireProtocol
+import FacewireVocabulary
+import FacewireTracking
 
 /// Structure-aware fuzzing of the collector's decisions: the fuzzer's bytes become a program of well-formed
 /// control messages with hostile field values (``HostileMessages``), from a few peers, interleaved with ticks and
@@ -57,7 +59,7 @@ public enum CollectorCoreTarget {
             }
             monotonic += step
             wall &+= Int64(step / 1000)
-            let now = CollectorCore.Instant(monotonicNanoseconds: monotonic, wallMicroseconds: wall)
+            let now = CollectorCore.Instant(monotonicNs: monotonic, wallUs: wall)
             let output: CollectorOutput
             switch input.below(6) {
             case 0: output = core.tick(at: now)
@@ -119,7 +121,7 @@ public enum CollectorCoreTarget {
         var ends = 0
         var time: UInt64 = 0
 
-        /// Whether the core may have forgotten that `key` ended (SPEC 9.6: ended streams are remembered for an hour
+        /// Whether the core may have forgotten that `key` ended (SPEC 9.6; REFERENCE-NODES.md §4.1: ended streams are remembered for an hour
         /// and at most 8 × `--max-streams`, the oldest forgotten first, down to half).
         func mayHaveForgotten(_ key: Key) -> Bool {
             guard let end = ended[key] else { return false }

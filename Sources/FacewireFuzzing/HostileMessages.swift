@@ -1,3 +1,4 @@
+import FacewireVocabulary
 import FacewireProtocol
 
 /// Well-formed protocol messages with hostile field values, built from a ``FuzzReader``: what a structure-aware

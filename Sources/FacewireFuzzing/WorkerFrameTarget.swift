@@ -1,7 +1,7 @@
 import FacewireDetection
 import FacewireImage
 import FacewireProtocol
-import FacewireWorker
+import FacewireWorkerCore
 
 /// Structure-aware fuzzing of a worker's per-frame handling (``FrameHandling``): the fuzzer's bytes become a
 /// sequence of frame messages whose headers are well-formed with hostile numeric fields (``HostileMessages``), with
@@ -9,7 +9,7 @@ import FacewireWorker
 ///
 /// The image analysis is injected: it reads the JPEG's header with libturbojpeg (real, and cheap enough for a
 /// fuzzer) and reports stage times the fuzzer chooses (NaN, infinities, negatives included). Besides not trapping,
-/// the handling must keep the promises of SPEC §11.7, checked with preconditions:
+/// the handling must keep the promises of SPEC §11.6, checked with preconditions:
 /// - a frame that parses is answered, echoing its stream, epoch and sequence; one that does not is not answered and
 ///   its rejection is named;
 /// - a frame is dropped as `stale` exactly when it has a deadline and arrived after it;

@@ -10,7 +10,7 @@ extension PixelImage {
     /// This image with a border of `fraction` × its width added left and right and `fraction` × its height added
     /// top and bottom. Tight face crops need it: a detector does not find a face that fills the whole frame. Black
     /// lets detectors find more of them than repeated edges do (10 against 32 faces missed of CEW's 596,
-    /// `scripts/expressions/RESULTS-mesh.md`).
+    /// `evaluation/expressions/RESULTS-mesh.md`).
     ///
     /// `fraction` is clamped to 0...4; the result is at most 9 times as wide and tall.
     public func padded(fraction: Double, border: Border = .black) -> PixelImage {

@@ -1,5 +1,6 @@
 import FacewireProtocol
 import FacewireRuntime
+import FacewireTransport
 import Foundation
 import ZeroMQ
 
@@ -11,27 +12,21 @@ public enum ResetClient {
     /// - Throws: ``NodeError`` when no reply came within `timeoutSeconds`.
     public static func reset(collector: String, stream: String, timeoutSeconds: Double, security: CurveSecurity? = nil) throws -> [String] {
         let context = ZMQContext()
-        let socket = try ZMQSocket(context: context, kind: .dealer)
-        defer { socket.close() }
-        try socket.setMaxMessageSize(Wire.maxControlMessageBytes)
-        try CurveSecurity.secureToCollector(socket, security)
-        try socket.connect(collector)
+        let session = try CollectorSession(context: context, collector: collector, security: security, purpose: .request)
+        defer { session.close() }
         var request = ResetRequest()
         request.stream = stream
         request.requestID = "reset-\(getpid())-\(Clock.monotonicNanoseconds() % 1_000_000_000)"
         // Queued until the connection is up; a DEALER sends it once connected.
-        guard try socket.send([try Envelope(.reset(request)).serializedBytes()], dontWait: true) else {
+        guard session.send(.reset(request)) else {
             throw NodeError("cannot queue the reset request for \(collector)")
         }
         let deadline = Clock.monotonicNanoseconds() + UInt64(max(0, timeoutSeconds) * 1e9)
         while Clock.monotonicNanoseconds() < deadline {
             let left = Int((deadline - Clock.monotonicNanoseconds()) / 1_000_000) + 1
-            guard try socket.waitForInput(timeoutMilliseconds: min(left, 200)), let parts = try socket.receive(dontWait: true) else {
-                continue
-            }
-            guard parts.count == 1, let envelope = try? Envelope(part: parts[0]), case .resetReply(let reply) = envelope.body,
+            guard case .resetReply(let reply) = try session.receive(timeoutMilliseconds: min(left, 200)),
                 reply.requestID == request.requestID
-            else { continue }  // a stray message: keep waiting for ours
+            else { continue }  // nothing yet, or a stray message: keep waiting for ours
             return reply.streams
         }
         throw NodeError("no answer from the collector at \(collector) within \(timeoutSeconds) s")

@@ -1,5 +1,6 @@
 import FacewireProtocol
 import FacewireRuntime
+import FacewireTransport
 import Foundation
 import Logging
 import ZeroMQ
@@ -118,24 +119,17 @@ public final class TailClient: @unchecked Sendable {
         guard let collector = configuration.collector else {
             throw NodeError("give --collector (or --publish)")
         }
-        let control = try ZMQSocket(context: context, kind: .dealer)
+        let control = try CollectorSession(
+            context: context, collector: collector, security: configuration.security, purpose: .discovery,
+            hello: CollectorSession.hello(role: .tail, nodeID: defaultNodeID()))
         defer { control.close() }
-        try control.setMaxMessageSize(Wire.maxControlMessageBytes)
-        try CurveSecurity.secureToCollector(control, configuration.security)
-        try control.connect(collector)
-        var hello = Hello()
-        hello.role = .tail
-        hello.nodeID = defaultNodeID()
-        let helloBytes: [UInt8] = try Envelope(.hello(hello)).serializedBytes()
         var attempts = 0
         while !stop.isStopped {
-            if attempts % 5 == 0 { _ = try control.send([helloBytes], dontWait: true) }
+            control.sayHelloIfDue(now: Clock.monotonicNanoseconds())
             attempts += 1
             if attempts == 25 { logger.warning("no answer from the collector yet", metadata: ["collector": "\(collector)"]) }
-            guard try control.waitForInput(timeoutMilliseconds: 200), let parts = try control.receive(dontWait: true),
-                parts.count == 1, let envelope = try? Envelope(part: parts[0]), case .welcome(let welcome) = envelope.body
-            else { continue }
-            return Endpoint.resolvingWildcard(welcome.publishEndpoint, host: Endpoint.host(of: collector) ?? "127.0.0.1")
+            guard case .welcome(let welcome) = try control.receive(timeoutMilliseconds: 200) else { continue }
+            return control.publishEndpoint(of: welcome)
         }
         return nil
     }

@@ -1,9 +1,11 @@
 import CoreMetrics
 import FacewireProtocol
 import FacewireRuntime
+import FacewireTransport
 import Foundation
 import Logging
 import ZeroMQ
+import FacewireViewCore
 
 /// The live view's shell: asks the collector where its results stream and the capture nodes' previews are, reads
 /// both, hands every message to ``ViewCore`` and carries out what it answers: pushes joined frames, events and
@@ -76,12 +78,10 @@ public final class ViewNode: @unchecked Sendable {
 
     private func loop(stop: StopToken) throws {
         let security = configuration.security
-        let control = try ZMQSocket(context: context, kind: .dealer)
+        let control = try CollectorSession(
+            context: context, collector: configuration.collector, security: security, purpose: .discovery,
+            hello: CollectorSession.hello(role: .view, nodeID: defaultNodeID()))
         defer { control.close() }
-        try control.setMaxMessageSize(Wire.maxControlMessageBytes)
-        try control.setLinger(milliseconds: 0)
-        try CurveSecurity.secureToCollector(control, security)
-        try control.connect(configuration.collector)
 
         let results = try ZMQSocket(context: context, kind: .sub)
         defer { results.close() }
@@ -103,29 +103,20 @@ public final class ViewNode: @unchecked Sendable {
         let directory = CaptureDirectory([], maxEntries: configuration.maxCaptures, requiresKey: security != nil)
         var connected: Set<CaptureDirectory.Entry> = []
 
-        var hello = Hello()
-        hello.role = .view
-        hello.nodeID = defaultNodeID()
-        let helloBytes: [UInt8] = try Envelope(.hello(hello)).serializedBytes()
-        var lastHello: UInt64 = 0
-        let collectorHost = Endpoint.host(of: configuration.collector) ?? "127.0.0.1"
 
         while !stop.isStopped {
             let now = Clock.monotonicNanoseconds()
             liveness.beat(publishEndpoint == nil ? "waiting for the collector's Welcome" : "reading \(connected.count) preview(s)")
             // The view keeps saying hello: capture nodes come and go, and each Welcome lists them.
-            if now &- lastHello >= UInt64(Wire.helloIntervalMilliseconds) * 1_000_000 || lastHello == 0 {
-                _ = try control.send([helloBytes], dontWait: true)
-                lastHello = now
-            }
-            let ready = try ZMQSocket.poll([control, results, previews], timeoutMilliseconds: 100)
-            if ready[0], let parts = try control.receive(dontWait: true) {
-                guard parts.count == 1, let envelope = try? Envelope(part: parts[0]), case .welcome(let welcome) = envelope.body else {
+            control.sayHelloIfDue(now: now)
+            let ready = try ZMQSocket.poll([control.socket, results, previews], timeoutMilliseconds: 100)
+            if ready[0], let reply = try control.receiveNow() {
+                guard case .welcome(let welcome) = reply else {
                     counters.add("control_malformed")
                     continue
                 }
                 if publishEndpoint == nil {
-                    let endpoint = Endpoint.resolvingWildcard(welcome.publishEndpoint, host: collectorHost)
+                    let endpoint = control.publishEndpoint(of: welcome)
                     guard CaptureDirectory.isValidEndpoint(endpoint) else {
                         counters.add("control_malformed")
                         continue

@@ -1,6 +1,7 @@
 import FacewireDetection
 import FacewireProtocol
 import ZeroMQ
+import FacewireTransport
 
 /// How a worker finds frames and where it sends results.
 public struct WorkerConfiguration: Sendable {

@@ -2,9 +2,11 @@ import FacewireDetection
 import CoreMetrics
 import FacewireProtocol
 import FacewireRuntime
+import FacewireTransport
 import Foundation
 import Logging
 import ZeroMQ
+import FacewireWorkerCore
 
 /// A stateless detector worker: pulls frames from every capture node it knows, returns one result per frame
 /// to the collector.
@@ -102,24 +104,15 @@ public final class WorkerNode: @unchecked Sendable {
     // MARK: - Control: hello / welcome with the collector
 
     private func controlLoop(stop: StopToken) throws {
-        let control = try ZMQSocket(context: context, kind: .dealer)
+        let control = try CollectorSession(
+            context: context, collector: configuration.collector, security: configuration.security, purpose: .discovery,
+            hello: CollectorSession.hello(role: .worker, nodeID: configuration.workerID))
         defer { control.close() }
-        try control.setMaxMessageSize(Wire.maxControlMessageBytes)
-        try CurveSecurity.secureToCollector(control, configuration.security)
-        try control.connect(configuration.collector)
-        var hello = Hello()
-        hello.role = .worker
-        hello.nodeID = configuration.workerID
-        let helloBytes: [UInt8] = try Envelope(.hello(hello)).serializedBytes()
-        var lastHello: UInt64 = 0
         var lastWelcome: UInt64?
         var lastDirectoryLog: UInt64?
         while !stop.isStopped {
             let now = Clock.monotonicNanoseconds()
-            if now - lastHello >= UInt64(Wire.helloIntervalMilliseconds) * 1_000_000 {
-                _ = try? control.send([helloBytes], dontWait: true)
-                lastHello = now
-            }
+            control.sayHelloIfDue(now: now)
             let known = directory.count
             capturesGauge.record(known)
             let detection = supervision.health(at: now)
@@ -127,16 +120,14 @@ public final class WorkerNode: @unchecked Sendable {
                 "\(detection.detail), \(known) capture nodes known, "
                     + (lastWelcome.map { String(format: "last word from the collector %.1f s ago", Double(now - $0) / 1e9) } ?? "no word from the collector yet"),
                 healthy: detection.healthy)
-            let ready: Bool
+            let reply: CollectorSession.Reply?
             do {
-                ready = try control.waitForInput(timeoutMilliseconds: 200)
+                reply = try control.receive(timeoutMilliseconds: 200)
             } catch let error as ZMQError where error.isTerminated {
                 return
             }
-            guard ready, let parts = try control.receive(dontWait: true) else { continue }
-            guard parts.count == 1, let envelope = try? Envelope(part: parts[0]),
-                case .welcome(let welcome) = envelope.body
-            else {
+            guard let reply else { continue }
+            guard case .welcome(let welcome) = reply else {
                 counters.add("control_malformed")
                 continue
             }
@@ -173,11 +164,8 @@ public final class WorkerNode: @unchecked Sendable {
 
     private func detectionLoop(index: Int, analyzer: FrameAnalyzer, stop: StopToken) throws {
         let workerID = "\(configuration.workerID)/t\(index)"
-        let results = try ZMQSocket(context: context, kind: .dealer)
-        try results.setHighWaterMarks(send: 10_000)
-        try results.setLinger(milliseconds: 2000)
-        try CurveSecurity.secureToCollector(results, configuration.security)
-        try results.connect(configuration.collector)
+        let results = try CollectorSession(
+            context: context, collector: configuration.collector, security: configuration.security, purpose: .results)
         let ready: [UInt8] = try Ready(worker: workerID).serializedBytes()
         /// One DEALER per capture node: each gets this thread's credit, so a frame only comes when the thread is idle.
         var captures: [(entry: CaptureDirectory.Entry, socket: ZMQSocket, lastReady: UInt64)] = []
@@ -275,7 +263,7 @@ public final class WorkerNode: @unchecked Sendable {
     }
 
     /// Analyses one received frame message (decisions in ``FrameHandling``) and sends its result to the collector.
-    private func handle(_ parts: [[UInt8]], analyzer: FrameAnalyzer, workerID: String, results: ZMQSocket) throws {
+    private func handle(_ parts: [[UInt8]], analyzer: FrameAnalyzer, workerID: String, results: CollectorSession) throws {
         let handling = FrameHandling(defaults: configuration.analysis, workerID: workerID)
         let outcome = handling.handle(parts: parts, receivedAtUs: Clock.wallMicroseconds()) { jpeg, orientation, options in
             try analyzer.analyze(jpeg: jpeg, orientation: orientation, options: options)
@@ -288,7 +276,7 @@ public final class WorkerNode: @unchecked Sendable {
         guard let result = outcome.result else { return }
         if result.status == .processed { recordTimings(result.timings) }
         let bytes: [UInt8] = try Envelope(.result(result)).serializedBytes()
-        if try !results.send([bytes], dontWait: true) {
+        if try !results.socket.send([bytes], dontWait: true) {
             counters.add("results_lost")
         }
     }
@@ -325,80 +313,6 @@ public final class WorkerNode: @unchecked Sendable {
         FrameHandling(defaults: defaults, workerID: workerID).handle(frame, receivedAtUs: receivedAt) { jpeg, orientation, options in
             try analyzer.analyze(jpeg: jpeg, orientation: orientation, options: options)
         }.result ?? FrameResult()
-    }
-}
-
-extension WireFace {
-    /// The wire form of a detected face.
-    init(_ face: DetectedFace) {
-        self.init()
-        bounds = .with {
-            $0.x = face.bounds.x
-            $0.y = face.bounds.y
-            $0.width = face.bounds.width
-            $0.height = face.bounds.height
-        }
-        if let point = face.leftEye { leftEye = WirePoint(point) }
-        if let point = face.rightEye { rightEye = WirePoint(point) }
-        if let point = face.mouth { mouth = WirePoint(point) }
-        if let point = face.nose { nose = WirePoint(point) }
-        if let angle = face.faceAngle { faceAngle = angle }
-        if let yaw = face.yaw { self.yaw = yaw }
-        confidence = face.confidence
-        let expression = face.expression
-        if let score = expression.smileScore {
-            smileScore = score
-            hasSmile_p = expression.hasSmile
-        }
-        if let score = expression.leftEyeClosedScore {
-            leftEyeClosedScore = score
-            leftEyeClosed = expression.leftEyeClosed
-        }
-        if let score = expression.rightEyeClosedScore {
-            rightEyeClosedScore = score
-            rightEyeClosed = expression.rightEyeClosed
-        }
-        if let openness = expression.leftEyeOpenness { leftEyeOpenness = openness }
-        if let openness = expression.rightEyeOpenness { rightEyeOpenness = openness }
-        if let pitch = face.pitch { self.pitch = pitch }
-        if let roll = face.roll { self.roll = roll }
-        if let quality = face.quality { self.quality = quality }
-        skin = face.skin.map { sample in
-            var wire = Facewire_V1_SkinSample()
-            switch sample.region {
-            case .forehead: wire.region = .forehead
-            case .leftCheek: wire.region = .leftCheek
-            case .rightCheek: wire.region = .rightCheek
-            }
-            wire.r = sample.r
-            wire.g = sample.g
-            wire.b = sample.b
-            wire.pixels = UInt32(clamping: sample.pixels)
-            return wire
-        }
-        switch face.attributeSource {
-        case .mesh: attributeSource = .mesh
-        case .landmarks: attributeSource = .landmarks
-        case nil: attributeSource = .none
-        }
-        if let list = face.landmarks {
-            landmarkScheme = list.scheme == .mesh ? .mesh : .five
-            var flat: [Float] = []
-            flat.reserveCapacity(list.points.count * 2)
-            for point in list.points {
-                flat.append(point.x)
-                flat.append(point.y)
-            }
-            landmarks = flat
-        }
-    }
-}
-
-extension WirePoint {
-    init(_ point: FacePoint) {
-        self.init()
-        x = point.x
-        y = point.y
     }
 }
 

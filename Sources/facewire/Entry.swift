@@ -1,4 +1,6 @@
 import ArgumentParser
+import FacewireCapture
+import FacewireTesting
 import Foundation
 
 /// `facewire --role ROLE [options]`: rewrites the role flag (or `FACEWIRE_ROLE`) into a subcommand so that
@@ -7,6 +9,9 @@ import Foundation
 @main
 enum Entry {
     static func main() async {
+        // Cameras named by FACEWIRE_V4L2_SIMULATION come from the simulated V4L2 device (tests on machines without
+        // a camera; see V4L2Backends).
+        V4L2Backends.makeSimulation = { try SimulatedV4L2(scriptFile: $0) }
         var arguments = Array(CommandLine.arguments.dropFirst())
         let environment = ProcessInfo.processInfo.environment
         var role: String?

@@ -14,14 +14,14 @@ struct CollectorLoadPlanTests {
     func resultsArePublishedAndTracked(streams: Int, threads: Int) throws {
         let plan = try CollectorLoadPlan(streams: streams, threads: threads, framesPerStream: 40, faces: 2, epoch: 7, startUs: Self.wall)
         var core = CollectorCore(limits: CollectorLimits(statisticsInterval: 0))
-        var now = CollectorCore.Instant(monotonicNanoseconds: 1_000_000_000, wallMicroseconds: Self.wall)
+        var now = CollectorCore.Instant(monotonicNs: 1_000_000_000, wallUs: Self.wall)
         var published: [StreamMessage] = []
         var counters: [String: UInt64] = [:]
         func take(_ envelope: Envelope, from identity: UInt8) {
             let out = core.handle(envelope, from: [identity], peerAddress: "127.0.0.1", at: now)
             published += out.publish
             for (name, amount) in out.counters { counters[name, default: 0] += amount }
-            now.monotonicNanoseconds += 100_000
+            now.monotonicNs += 100_000
         }
         for index in 0..<streams { take(plan.hello(stream: index), from: 0) }
         var batches = try (0..<threads).map { try plan.encodedResults(thread: $0)[...] }

@@ -4,6 +4,8 @@ import Foundation
 import Testing
 
 @testable import FacewireCapture
+@testable import FacewireCaptureCore
+@testable import FacewireTesting
 
 @Suite("MJPEGSplitter (motion-JPEG byte streams)")
 struct MJPEGSplitterTests {

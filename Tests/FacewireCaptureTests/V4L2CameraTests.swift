@@ -5,6 +5,7 @@ import Foundation
 import Testing
 
 @testable import FacewireCapture
+@testable import FacewireTesting
 
 /// The camera path against ``SimulatedV4L2``: the same libv4l2 calls (open, QUERYCAP, ENUM_FMT/FRAMESIZES/
 /// FRAMEINTERVALS, S_FMT, S_PARM, REQBUFS, QUERYBUF, mmap, QBUF/DQBUF, STREAMON/OFF, poll) with scripted behaviour.
@@ -60,7 +61,7 @@ struct V4L2CameraTests {
             #expect(!frame.reencoded && frame.width == 320 && frame.height == 240)
             let time = try #require(frame.captureTimeUs)
             #expect(time > lastTime)
-            #expect(abs(time - FacewireProtocol.Clock.wallMicroseconds()) < 5_000_000)
+            #expect(abs(time - FacewireRuntime.Clock.wallMicroseconds()) < 5_000_000)
             lastTime = time
         }
     }

@@ -107,14 +107,14 @@ struct CollectorCorePropertyTests {
             default:
                 body = .welcome(Welcome())
             }
-            let instant = CollectorCore.Instant(monotonicNanoseconds: now, wallMicroseconds: wall)
+            let instant = CollectorCore.Instant(monotonicNs: now, wallUs: wall)
             let identity: [UInt8] = [UInt8.random(in: 0..<8, using: &values.rng)]
             var outputs = [core.handle(Envelope(body), from: identity, peerAddress: nil, at: instant)]
             if values.chance(30) {
                 let step = UInt64.random(in: 0..<400_000_000, using: &values.rng)
                 now += step
                 wall += Int64(step / 1000)
-                outputs.append(core.tick(at: CollectorCore.Instant(monotonicNanoseconds: now, wallMicroseconds: wall)))
+                outputs.append(core.tick(at: CollectorCore.Instant(monotonicNs: now, wallUs: wall)))
             }
             for output in outputs {
                 // Bounded work per call whatever the values: runs are one message, short runs at most maxPending each.
@@ -130,7 +130,7 @@ struct CollectorCorePropertyTests {
         for _ in 0..<5 {
             now += 1_000_000_000
             wall += 1_000_000
-            published += core.tick(at: CollectorCore.Instant(monotonicNanoseconds: now, wallMicroseconds: wall)).publish
+            published += core.tick(at: CollectorCore.Instant(monotonicNs: now, wallUs: wall)).publish
         }
         #expect(core.gauges(at: now).streams == 0, "seed \(seed): idle streams were not closed")
 

@@ -20,7 +20,7 @@ struct CoreHarness {
         core = CollectorCore(limits: limits)
     }
 
-    var instant: CollectorCore.Instant { .init(monotonicNanoseconds: now, wallMicroseconds: wall) }
+    var instant: CollectorCore.Instant { .init(monotonicNs: now, wallUs: wall) }
 
     mutating func advance(ms: UInt64) { now += ms * 1_000_000; wall += Int64(ms) * 1000 }
 

@@ -1,13 +1,15 @@
+import FacewireVocabulary
 import Testing
 @testable import FacewireCollectorCore
+@testable import FacewireTracking
 
 @Suite("FaceTracker")
 struct FaceTrackerTests {
-    func box(_ x: Float, _ y: Float, size: Float = 50) -> TrackBox {
-        TrackBox(x: x, y: y, width: size, height: size)
+    func box(_ x: Float, _ y: Float, size: Float = 50) -> FaceRect {
+        FaceRect(x: x, y: y, width: size, height: size)
     }
 
-    func faces(_ boxes: TrackBox..., score: Float = 0.9) -> [TrackDetection] {
+    func faces(_ boxes: FaceRect..., score: Float = 0.9) -> [TrackDetection] {
         boxes.map { TrackDetection(box: $0, score: score) }
     }
 
@@ -16,10 +18,10 @@ struct FaceTrackerTests {
 
     @Test func iouAndCentreDistance() {
         let a = box(0, 0)
-        #expect(a.iou(a) == 1)
-        #expect(a.iou(box(50, 0)) == 0)  // touching edges
-        #expect(abs(a.iou(box(25, 0)) - 1.0 / 3.0) < 1e-6)
-        #expect(a.iou(TrackBox(x: 0, y: 0, width: 0, height: 0)) == 0)
+        #expect(a.intersectionOverUnion(a) == 1)
+        #expect(a.intersectionOverUnion(box(50, 0)) == 0)  // touching edges
+        #expect(abs(a.intersectionOverUnion(box(25, 0)) - 1.0 / 3.0) < 1e-6)
+        #expect(a.intersectionOverUnion(FaceRect(x: 0, y: 0, width: 0, height: 0)) == 0)
         #expect(a.centreDistance(to: box(3, 4)) == 5)
     }
 
@@ -231,7 +233,7 @@ struct FaceTrackerTests {
         for frame in 0..<50 {
             // Every frame 4 new faces far from the others, and a capture time earlier than the last.
             let detections = (0..<4).map { index in
-                TrackDetection(box: TrackBox(x: Float(frame * 4 + index) * 500, y: 0, width: 100, height: 100), score: 0.9)
+                TrackDetection(box: FaceRect(x: Float(frame * 4 + index) * 500, y: 0, width: 100, height: 100), score: 0.9)
             }
             let update = tracker.update(seq: UInt64(frame), time: 1000 - Double(frame), detections: detections)
             appeared += update.appeared.count

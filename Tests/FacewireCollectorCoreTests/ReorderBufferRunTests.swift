@@ -1,7 +1,7 @@
 import Testing
 @testable import FacewireCollectorCore
 
-/// Runs of dropped sequences of any length cost one emission and O(1) memory (SPEC.md 9.3, 14.3).
+/// Runs of dropped sequences of any length cost one emission and O(1) memory (SPEC.md 9.1, 14.3).
 @Suite("ReorderBuffer runs")
 struct ReorderBufferRunTests {
     @Test func aSkipOfTwoToTheFortyIsOneEmission() {

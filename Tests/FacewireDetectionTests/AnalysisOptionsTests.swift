@@ -1,5 +1,6 @@
 import FacewireDetection
 import Testing
+import FacewireVocabulary
 
 @Suite("Analysis options")
 struct AnalysisOptionsTests {

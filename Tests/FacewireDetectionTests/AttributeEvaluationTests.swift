@@ -1,5 +1,7 @@
 import FacewireDetection
 import Testing
+import FacewireVocabulary
+import FacewireEvaluation
 
 @Suite("Attribute evaluation")
 struct AttributeEvaluationTests {

@@ -1,5 +1,7 @@
 import FacewireDetection
 import Testing
+import FacewireVocabulary
+import FacewireEvaluation
 
 @Suite("Average precision")
 struct AveragePrecisionTests {

@@ -1,7 +1,8 @@
-import COpenCV
+import FacewireOpenCV
 import Testing
 
 @testable import FacewireDetection
+@testable import FacewireVocabulary
 
 @Suite("DetectedFace and conversions")
 struct DetectedFaceTests {
@@ -20,15 +21,10 @@ struct DetectedFaceTests {
 
     @Test("C faces: eyes ordered by x, mouth is the midpoint of the corners")
     func convertOrdersEyesByX() throws {
-        var face = fwcv_face()
-        face.x = 10
-        face.y = 20
-        face.width = 100
-        face.height = 120
-        face.score = 0.9
-        face.landmark_count = 5
         // Model order: subject's right eye (image-right here, e.g. a mirrored face), left eye, nose, mouth corners.
-        face.landmarks = (80, 60, 40, 50, 60, 80, 75, 100, 45, 104)
+        let face = OpenCVFace(
+            x: 10, y: 20, width: 100, height: 120, score: 0.9, landmarkCount: 5,
+            landmarks: [80, 60, 40, 50, 60, 80, 75, 100, 45, 104])
         let converted = NativeDetector.convert(face)
         #expect(converted.leftEye == FacePoint(x: 40, y: 50))
         #expect(converted.rightEye == FacePoint(x: 80, y: 60))
@@ -41,11 +37,8 @@ struct DetectedFaceTests {
 
     @Test("cascade faces with two points have eyes only")
     func convertEyesOnly() {
-        var face = fwcv_face()
-        face.width = 50
-        face.height = 50
-        face.landmark_count = 2
-        face.landmarks = (30, 20, 15, 21, 0, 0, 0, 0, 0, 0)
+        let face = OpenCVFace(
+            x: 0, y: 0, width: 50, height: 50, score: 0, landmarkCount: 2, landmarks: [30, 20, 15, 21, 0, 0, 0, 0, 0, 0])
         let converted = NativeDetector.convert(face)
         #expect(converted.leftEye == FacePoint(x: 15, y: 21))
         #expect(converted.rightEye == FacePoint(x: 30, y: 20))

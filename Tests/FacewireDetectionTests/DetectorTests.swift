@@ -2,6 +2,7 @@ import FacewireDetection
 import FacewireImage
 import Foundation
 import Testing
+import FacewireVocabulary
 
 /// Checks that a single upright frontal face was found with plausible landmarks.
 func expectPlausibleFrontalFace(_ face: DetectedFace, sourceLocation: SourceLocation = #_sourceLocation) {

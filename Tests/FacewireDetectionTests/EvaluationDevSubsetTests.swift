@@ -1,6 +1,7 @@
 import FacewireDetection
 import Foundation
 import Testing
+import FacewireEvaluation
 
 /// `facewire eval`'s library path on a slice of the real DEV set: quick enough for every run, unlike the full
 /// `EvaluationRun`. Skipped without ../shared/data.

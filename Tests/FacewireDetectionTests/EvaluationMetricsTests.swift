@@ -1,6 +1,8 @@
 import FacewireDetection
 import Foundation
 import Testing
+import FacewireVocabulary
+import FacewireEvaluation
 
 /// Hand-computed expectations for the pure evaluation metrics behind `facewire eval`.
 @Suite("Evaluation metrics")

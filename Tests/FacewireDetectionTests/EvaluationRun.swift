@@ -1,6 +1,7 @@
 import FacewireDetection
 import Foundation
 import Testing
+import FacewireEvaluation
 
 /// The detector comparison behind BENCHMARKS.md "Detector choice". Slow (minutes): runs only with
 /// `FACEWIRE_EVAL=1`, e.g. `FACEWIRE_EVAL=1 swift test --filter FacewireDetectionTests.EvaluationRun`.

@@ -2,6 +2,8 @@ import FacewireDetection
 import FacewireImage
 import Foundation
 import Testing
+import FacewireVocabulary
+import FacewireEvaluation
 
 /// One hand-labelled frame of `Fixtures/expression-labels.jsonl` (see `expression-labels.md`). A missing label
 /// means the labeller was unsure, and that decision is not counted.

@@ -2,6 +2,7 @@ import FacewireDetection
 import FacewireImage
 import Foundation
 import Testing
+import FacewireVocabulary
 
 /// One annotated DEV face with both eyes, read straight from `dev.jsonl` (independently of the evaluator).
 struct EyeAnnotatedFace {

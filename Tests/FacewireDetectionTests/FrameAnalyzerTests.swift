@@ -2,6 +2,7 @@ import FacewireDetection
 import FacewireImage
 import Foundation
 import Testing
+import FacewireVocabulary
 
 @Suite("FrameAnalyzer", .enabled(if: SharedData.available, SharedData.skipReason))
 struct FrameAnalyzerTests {

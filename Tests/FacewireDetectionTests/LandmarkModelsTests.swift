@@ -2,6 +2,8 @@ import FacewireDetection
 import FacewireImage
 import Foundation
 import Testing
+import FacewireVocabulary
+import FacewireEvaluation
 
 /// One stored input/output pair of `Fixtures/models/<name>.pair.json`: the reference runtime's outputs for a
 /// prepared input image (see scripts/models/make-pairs.py).

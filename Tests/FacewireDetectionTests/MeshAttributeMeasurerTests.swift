@@ -2,6 +2,7 @@ import FacewireDetection
 import FacewireImage
 import Foundation
 import Testing
+import FacewireVocabulary
 
 @Suite("Attribute configuration: which models, and what happens without them")
 struct AttributeConfigurationTests {

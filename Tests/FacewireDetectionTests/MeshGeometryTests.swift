@@ -1,8 +1,9 @@
 @testable import FacewireDetection
 import Foundation
 import Testing
+@testable import FacewireVocabulary
 
-/// One case of `Fixtures/mesh-attribute-vectors.json`: the Python reference's (`scripts/expressions/meshattr.py`)
+/// One case of `Fixtures/mesh-attribute-vectors.json`: the Python reference's (`evaluation/expressions/meshattr.py`)
 /// inputs and outputs on the public-domain astronaut photograph.
 private struct Vector {
     var name: String

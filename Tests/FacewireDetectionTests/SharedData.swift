@@ -2,6 +2,7 @@ import Testing
 import FacewireDetection
 import FacewireImage
 import Foundation
+import FacewireEvaluation
 
 /// The real test material in `../shared/data` next to the repository (absent in a user's clone).
 enum SharedData {

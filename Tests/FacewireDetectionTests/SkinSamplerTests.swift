@@ -2,6 +2,7 @@ import FacewireDetection
 import FacewireImage
 import Foundation
 import Testing
+import FacewireVocabulary
 
 /// ``SkinSampler`` on painted images: where the regions lie, what counts as skin, hostile eyes.
 @Suite("Skin sampler (pulse)")

@@ -2,6 +2,7 @@ import FacewireDetection
 import FacewireImage
 import Foundation
 import Testing
+import FacewireEvaluation
 
 /// The whole-image skin means and ``SkinTrace``'s choice between the skin pixels and the whole frame (pulse evaluation).
 @Suite("Skin trace (facewire eval --pulse)")

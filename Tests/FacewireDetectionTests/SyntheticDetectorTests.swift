@@ -1,6 +1,7 @@
 import FacewireDetection
 import FacewireImage
 import Testing
+import FacewireVocabulary
 
 @Suite("Synthetic detector (a test tool for scale tests)")
 struct SyntheticDetectorTests {

@@ -1,8 +1,10 @@
+import FacewireVocabulary
 import FacewireCollector
 import FacewireDetection
 import FacewireImage
 import Foundation
 import Testing
+import FacewireTracking
 
 /// Acceptance (issue 4): the collector's tracker gives the face of each single-face clip
 /// (`../shared/data/video/liveportrait_*.mp4`) exactly one tracking ID for the whole clip, with every frame and
@@ -56,7 +58,7 @@ struct TrackingOnClipsTests {
                     let faces = try detector.detect(image())
                     frames.append(Frame(index: index, detections: faces.map {
                         TrackDetection(
-                            box: TrackBox(x: $0.bounds.x, y: $0.bounds.y, width: $0.bounds.width, height: $0.bounds.height),
+                            box: FaceRect(x: $0.bounds.x, y: $0.bounds.y, width: $0.bounds.width, height: $0.bounds.height),
                             score: $0.confidence)
                     }))
                     return true
@@ -101,7 +103,7 @@ struct TrackingOnClipsTests {
 
     static func crowdFigures(_ frames: [Frame], labels: [LabelledFrame], fps: Double, keep: (Int) -> Bool) -> CrowdFigures {
         var tracker = FaceTracker()
-        var idsByFrame: [Int: [(TrackBox, UInt64)]] = [:]
+        var idsByFrame: [Int: [(FaceRect, UInt64)]] = [:]
         for frame in frames where keep(frame.index) {
             let update = tracker.update(seq: UInt64(frame.index), time: Double(frame.index) / fps, detections: frame.detections)
             idsByFrame[frame.index] = zip(frame.detections, update.assignments).map { ($0.box, $1.trackingID) }
@@ -115,10 +117,10 @@ struct TrackingOnClipsTests {
             for face in label.faces {
                 guard let person = face.person, face.box.count == 4 else { continue }
                 figures.labelled += 1
-                let box = TrackBox(x: face.box[0], y: face.box[1], width: face.box[2], height: face.box[3])
+                let box = FaceRect(x: face.box[0], y: face.box[1], width: face.box[2], height: face.box[3])
                 let best = tracked.indices.filter { !used.contains($0) && tracked[$0].1 != 0 }
-                    .max { box.iou(tracked[$0].0) < box.iou(tracked[$1].0) }
-                guard let best, box.iou(tracked[best].0) >= 0.3 else { continue }
+                    .max { box.intersectionOverUnion(tracked[$0].0) < box.intersectionOverUnion(tracked[$1].0) }
+                guard let best, box.intersectionOverUnion(tracked[best].0) >= 0.3 else { continue }
                 used.insert(best)
                 figures.matched += 1
                 sequence[person, default: []].append(tracked[best].1)
@@ -164,7 +166,7 @@ struct TrackingOnClipsTests {
             let faces = (try? detector.detect(image())) ?? []
             frames.append(Frame(index: index, detections: faces.map {
                 TrackDetection(
-                    box: TrackBox(x: $0.bounds.x, y: $0.bounds.y, width: $0.bounds.width, height: $0.bounds.height),
+                    box: FaceRect(x: $0.bounds.x, y: $0.bounds.y, width: $0.bounds.width, height: $0.bounds.height),
                     score: $0.confidence)
             }))
             return true

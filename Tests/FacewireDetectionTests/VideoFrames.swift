@@ -1,5 +1,6 @@
 import FacewireDetection
 import FacewireImage
+import FacewireEvaluation
 
 /// Reads frames of a video file with the COpenCV video reader (for tests).
 enum VideoFrames {

@@ -151,7 +151,7 @@ extension IntegrationTests {
             #expect(worker.isRunning, "the worker died on a hostile frame\n\(worker.tail(.stderr))")
             try #require(hostile.framesServed > variantCount, "the worker did not go round every extreme value\n\(cluster.diagnostics())")
             // The worker echoes capture_time_us to the collector as is (SPEC 11.6); the collector must reject the
-            // nonsense by itself (SPEC 9; before that fix it trapped on capture_time_us = int64.min).
+            // nonsense by itself (SPEC 14.5; before that fix it trapped on capture_time_us = int64.min).
             try #require(collector.isRunning, "the collector died on a result echoing an extreme time\n\(collector.tail(.stderr, 5))")
             // The first frames warm the detector up (model workspaces, decoder buffers): growth is measured from here.
             let rssWarm = Self.residentKilobytes(worker.pid)

@@ -1,5 +1,6 @@
 import FacewireProtocol
 import Testing
+import FacewireTransport
 
 /// ``CaptureDirectory`` driven with an injected clock: bounded, validated, pruned.
 @Suite("Capture directory: bounded, validated, pruned")

@@ -1,8 +1,7 @@
-import FacewireProtocol
 import Foundation
 import Testing
 
-@testable import FacewireTail
+@testable import FacewireProtocol
 
 /// Parses one line with Foundation's JSONSerialization (a reader other than our writer).
 private func parse(_ line: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any] {
@@ -636,7 +635,7 @@ struct JSONLinesTests {
             return
         }
         let line = JSONLines.line(for: frame)
-        // The second example line of SPEC.md "Worked example".
+        // The seq 44 example line of protocol/REFERENCE-NODES.md §8.1.
         #expect(line == #"{"stream":"cam-1","epoch":1732240000000000,"seq":44,"captureTime":1732240001.301234,"status":"processed","width":720,"height":1280,"worker":"gpu-host:4242/t0","timings":{"queue":1.25,"decode":3.5,"detect":12.25,"classify":4.5,"total":42.75},"faces":[{"bounds":{"x":96,"y":320.5,"width":144,"height":176},"leftEyePosition":{"x":140.2,"y":380},"rightEyePosition":{"x":196.8,"y":382.5},"mouthPosition":{"x":170,"y":452},"faceAngle":2.5,"yaw":12.5,"confidence":0.938,"hasSmile":true,"smileScore":0.812,"leftEyeClosed":false,"leftEyeClosedScore":0,"rightEyeClosed":true,"rightEyeClosedScore":0.75,"trackingID":9,"trackingFrameCount":3},{"bounds":{"x":600,"y":260,"width":96,"height":112},"leftEyePosition":{"x":628,"y":300},"rightEyePosition":{"x":668,"y":300},"mouthPosition":{"x":648,"y":344},"faceAngle":0,"yaw":0,"confidence":0.75,"hasSmile":false,"smileScore":0.25,"trackingID":10,"trackingFrameCount":1},{"bounds":{"x":0,"y":1000,"width":48,"height":48},"confidence":0.5,"trackingID":8,"trackingFrameCount":3}]}"#)
         let json = try parse(line)
         let faces = try #require(json["faces"] as? [Any])

@@ -1,7 +1,6 @@
-import FacewireProtocol
 import Testing
 
-@testable import FacewireTail
+@testable import FacewireProtocol
 
 @Suite("Text lines")
 struct TextLinesTests {

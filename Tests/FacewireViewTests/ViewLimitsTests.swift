@@ -1,5 +1,6 @@
 import FacewireView
 import Testing
+import FacewireViewCore
 
 @Suite struct ViewLimitsTests {
     @Test func everyBoundIsPositive() {

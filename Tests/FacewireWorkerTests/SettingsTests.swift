@@ -3,6 +3,7 @@ import FacewireImage
 import FacewireProtocol
 import FacewireWorker
 import Testing
+import FacewireVocabulary
 
 @Suite("Per-stream settings over a worker's defaults")
 struct SettingsTests {

@@ -60,11 +60,18 @@ public enum V4L2Backends {
     /// The environment variable that names a ``SimulatedV4L2/Script`` file to use instead of libv4l2.
     public static let simulationVariable = "FACEWIRE_V4L2_SIMULATION"
 
+    /// Makes the simulated backend from a script file; set at start-up by the binary (FacewireTesting's
+    /// `SimulatedV4L2`, which lives beside the other test doubles, not in this module). Nil: no simulation.
+    nonisolated(unsafe) public static var makeSimulation: ((String) throws -> V4L2Backend)?
+
     /// libv4l2, or the simulation when `FACEWIRE_V4L2_SIMULATION` names a script.
     public static func current() throws -> V4L2Backend {
         if let script = ProcessInfo.processInfo.environment[simulationVariable], !script.isEmpty {
+            guard let makeSimulation else {
+                throw FrameSourceError(.cannotOpen, "\(simulationVariable)=\(script): this build has no V4L2 simulation")
+            }
             do {
-                return try SimulatedV4L2(scriptFile: script)
+                return try makeSimulation(script)
             } catch {
                 throw FrameSourceError(.cannotOpen, "\(simulationVariable)=\(script): cannot read the simulation script: \(error)")
             }

@@ -1,4 +1,4 @@
-import COpenCV
+import FacewireOpenCV
 import FacewireImage
 import Foundation
 
@@ -82,23 +82,16 @@ final class StillImageLoader {
         if let dimensions = ImageDimensionProbe.dimensions(of: try Self.readHeader(path)) {
             try limits.check(width: dimensions.width, height: dimensions.height)
         }
-        var pixels: UnsafeMutablePointer<UInt8>?
-        var width: Int32 = 0
-        var height: Int32 = 0
-        var error = OpenCVErrorBuffer()
-        let status = error.storage.withUnsafeMutableBufferPointer { err in
-            fwcv_image_read(path, &pixels, &width, &height, err.baseAddress, err.count)
-        }
-        guard status == 0, let pixels else {
+        do {
+            return try OpenCVImageFile.withBGR(path: path) { pixels, width, height in
+                try limits.check(width: width, height: height)
+                let jpeg = try encoder.encode(
+                    pixels: pixels, width: width, height: height, stride: width * 3, format: .bgr, quality: jpegQuality)
+                return SourceFrame(jpeg: jpeg, width: width, height: height, orientation: .up, reencoded: true)
+            }
+        } catch let error as OpenCVError {
             throw ImageError(.decodeFailed, error.message(or: "OpenCV cannot read '\(path)'"))
         }
-        defer { fwcv_free(pixels) }
-        try limits.check(width: Int(width), height: Int(height))
-        let count = Int(width) * Int(height) * 3
-        let jpeg = try encoder.encode(
-            pixels: UnsafeRawBufferPointer(start: pixels, count: count), width: Int(width), height: Int(height),
-            stride: Int(width) * 3, format: .bgr, quality: jpegQuality)
-        return SourceFrame(jpeg: jpeg, width: Int(width), height: Int(height), orientation: .up, reencoded: true)
     }
 
     // MARK: - Files

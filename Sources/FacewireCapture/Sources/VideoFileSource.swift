@@ -1,4 +1,4 @@
-import COpenCV
+import FacewireOpenCV
 import FacewireImage
 import FacewireRuntime
 
@@ -31,9 +31,9 @@ public final class VideoFileSource: FrameSource {
     public private(set) var frameSize: (width: Int, height: Int)?
 
     /// Whether the video's JPEG packets are sent undecoded (motion JPEG with `passJPEG`).
-    public var passesPackets: Bool { video.map { fwcv_video_passes_packets($0) != 0 } ?? false }
+    public var passesPackets: Bool { video?.passesPackets ?? false }
 
-    private var video: OpaquePointer?
+    private var video: OpenCVVideo?
     private var framesInPass = 0
     private let encoder: JPEGEncoder
     private let passJPEG: Bool
@@ -60,14 +60,14 @@ public final class VideoFileSource: FrameSource {
         }
         let video = try Self.open(path, passJPEG: passJPEG)
         self.video = video
-        let fps = fwcv_video_fps(video)
+        let fps = video.framesPerSecond
         nominalFPS = fps > 0 ? fps : 30
-        let count = fwcv_video_frame_count(video)
+        let count = video.frameCount
         frameCountHint = count > 0 ? Int(count) : nil
     }
 
     deinit {
-        if let video { fwcv_video_close(video) }
+        video?.close()
     }
 
     public var description: String {
@@ -85,7 +85,7 @@ public final class VideoFileSource: FrameSource {
         if let frame = try readFrame() { return frame }
         guard loop, framesInPass > 0 else { return nil }
         // Reopening is more reliable than seeking back with CAP_PROP_POS_FRAMES.
-        if let video { fwcv_video_close(video) }
+        video?.close()
         video = nil
         video = try Self.open(path, passJPEG: passJPEG)
         framesInPass = 0
@@ -103,7 +103,7 @@ public final class VideoFileSource: FrameSource {
         framesInPass += 1
         frameSize = (width, height)
         var frame = SourceFrame(jpeg: jpeg, width: width, height: height, orientation: .up, reencoded: reencoded)
-        let position = fwcv_video_position_ms(video)
+        let position = video.positionMilliseconds
         let interval = 1 / (nominalFPS ?? 30)
         if framesInPass == 1 {
             lastMediaTime = passOffset + max(0, position.isFinite ? position : 0) / 1000
@@ -119,12 +119,10 @@ public final class VideoFileSource: FrameSource {
 
     /// The next packet of a motion-JPEG video, checked (``accept(packet:limits:)``); packets that cannot be used are
     /// skipped and counted.
-    private func readPacket(_ video: OpaquePointer) throws -> (jpeg: [UInt8], width: Int, height: Int, reencoded: Bool)? {
+    private func readPacket(_ video: OpenCVVideo) throws -> (jpeg: [UInt8], width: Int, height: Int, reencoded: Bool)? {
         while true {
-            var data: UnsafePointer<UInt8>?
-            var length = 0
-            guard try read("a packet", { fwcv_video_read_packet(video, &data, &length, $0, $1) }) else { return nil }
-            switch Self.accept(packet: UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : length)) {
+            guard let packet = try read("a packet", { () throws(OpenCVError) in try video.readPacket() }) else { return nil }
+            switch Self.accept(packet: packet) {
             case .success(let checked):
                 if checked.insertedHuffmanTables { counters?.add("video_repaired_dht") }
                 return (checked.jpeg, checked.width, checked.height, false)
@@ -157,43 +155,38 @@ public final class VideoFileSource: FrameSource {
     }
 
     /// The next frame, decoded by OpenCV and encoded to JPEG.
-    private func readAndEncode(_ video: OpaquePointer) throws -> (jpeg: [UInt8], width: Int, height: Int, reencoded: Bool)? {
-        var pixels: UnsafePointer<UInt8>?
-        var width: Int32 = 0
-        var height: Int32 = 0
-        var stride: Int32 = 0
-        guard try read("a frame", { fwcv_video_read(video, &pixels, &width, &height, &stride, $0, $1) }) else { return nil }
-        guard let pixels, width > 0, height > 0, stride >= width * 3 else {
+    private func readAndEncode(_ video: OpenCVVideo) throws -> (jpeg: [UInt8], width: Int, height: Int, reencoded: Bool)? {
+        guard let frame = try read("a frame", { () throws(OpenCVError) in try video.readFrame() }) else { return nil }
+        let (width, height, stride) = (frame.width, frame.height, frame.stride)
+        guard let pixels = frame.pixels, width > 0, height > 0, stride >= width * 3 else {
             throw FrameSourceError(.readFailed, "\(path): OpenCV returned an empty frame")
         }
-        let count = Int(stride) * Int(height - 1) + Int(width) * 3
+        let count = stride * (height - 1) + width * 3
         let jpeg: [UInt8]
         do {
             jpeg = try encoder.encode(
-                pixels: UnsafeRawBufferPointer(start: pixels, count: count), width: Int(width), height: Int(height),
-                stride: Int(stride), format: .bgr, quality: jpegQuality)
+                pixels: UnsafeRawBufferPointer(start: pixels, count: count), width: width, height: height,
+                stride: stride, format: .bgr, quality: jpegQuality)
         } catch {
             throw FrameSourceError(.readFailed, "\(path): \(error)")
         }
-        return (jpeg, Int(width), Int(height), true)
+        return (jpeg, width, height, true)
     }
 
-    /// Runs one of the C read calls (1 read, 0 the end, -1 an error): true for something read, false at the end.
-    private func read(_ what: String, _ call: (UnsafeMutablePointer<CChar>?, Int) -> Int32) throws -> Bool {
-        var error = OpenCVErrorBuffer()
-        let status = error.storage.withUnsafeMutableBufferPointer { call($0.baseAddress, $0.count) }
-        guard status >= 0 else { throw FrameSourceError(.readFailed, "\(path): " + error.message(or: "cannot read \(what)")) }
-        return status == 1
-    }
-
-    private static func open(_ path: String, passJPEG: Bool) throws -> OpaquePointer {
-        var error = OpenCVErrorBuffer()
-        let video = error.storage.withUnsafeMutableBufferPointer { err in
-            fwcv_video_open(path, passJPEG ? 1 : 0, err.baseAddress, err.count)
+    /// Runs one of the video's reads: what it read, nil at the end; a read error becomes `.readFailed`.
+    private func read<T>(_ what: String, _ call: () throws(OpenCVError) -> T?) throws -> T? {
+        do {
+            return try call()
+        } catch {
+            throw FrameSourceError(.readFailed, "\(path): " + error.message(or: "cannot read \(what)"))
         }
-        guard let video else {
+    }
+
+    private static func open(_ path: String, passJPEG: Bool) throws -> OpenCVVideo {
+        do {
+            return try OpenCVVideo(path: path, passJPEGPackets: passJPEG)
+        } catch {
             throw FrameSourceError(.cannotOpen, error.message(or: "cannot open video '\(path)'"))
         }
-        return video
     }
 }

@@ -1,56 +1,44 @@
-import COpenCV
+import FacewireVocabulary
+import FacewireOpenCV
 import FacewireImage
 
 /// The smile and eyes-closed classifiers of `Sources/COpenCV/attributes.cpp`: Haar cascades and measured
 /// geometry inside a 128 × 128 face crop aligned on the landmarks. Operating points and measured precision and
-/// recall: `scripts/expressions/RESULTS.md`.
+/// recall: `evaluation/expressions/RESULTS.md`.
 public final class CascadeExpressionClassifier: ExpressionClassifier {
-    private let handle: OpaquePointer
+    private let attributes: OpenCVFaceAttributes
 
     /// Loads the cascades from `cascadeDirectory` (`nil`: Debian's `/usr/share/opencv4/haarcascades`).
     /// - Throws: ``DetectionError`` `.modelNotFound` when the cascades cannot be loaded.
     public init(cascadeDirectory: String? = nil) throws {
-        var errorText = [CChar](repeating: 0, count: 1024)
-        let created = errorText.withUnsafeMutableBufferPointer { fwcv_attributes_create(cascadeDirectory, $0.baseAddress, $0.count) }
-        guard let created else {
-            let message = cErrorMessage(errorText)
-            throw DetectionError(.modelNotFound, "cannot load the expression cascades (install opencv-data): \(message)")
+        do {
+            attributes = try OpenCVFaceAttributes(cascadeDirectory: cascadeDirectory)
+        } catch {
+            throw DetectionError(.modelNotFound, "cannot load the expression cascades (install opencv-data): \(error.message)")
         }
-        handle = created
     }
-
-    deinit { fwcv_attributes_destroy(handle) }
 
     public func classify(_ image: PixelImage, face: DetectedFace, which: AnalysisOptions.Classifiers) throws -> FaceExpression {
         guard let left = face.leftEye, let right = face.rightEye, let nose = face.nose, let corners = face.mouthCorners else {
             return FaceExpression()
         }
         let landmarks: [Float] = [left.x, left.y, right.x, right.y, nose.x, nose.y, corners.left.x, corners.left.y, corners.right.x, corners.right.y]
-        var result = fwcv_face_attributes_result()
-        var errorText = [CChar](repeating: 0, count: 1024)
-        let status = image.bytes.withUnsafeBufferPointer { pixels in
-            landmarks.withUnsafeBufferPointer { points in
-                errorText.withUnsafeMutableBufferPointer { err in
-                    fwcv_face_attributes(
-                        handle, pixels.baseAddress, Int32(image.width), Int32(image.height), Int32(image.stride),
-                        Int32(image.format.channels), points.baseAddress, Int32(which.rawValue), &result, err.baseAddress, err.count)
-                }
-            }
-        }
-        guard status == 0 else {
-            let message = cErrorMessage(errorText)
-            throw DetectionError(.detectionFailed, message.isEmpty ? "expression classifiers failed" : message)
+        let result: OpenCVFaceAttributes.Result
+        do {
+            result = try attributes.classify(image, landmarks: landmarks, which: Int(which.rawValue))
+        } catch {
+            throw DetectionError(.detectionFailed, error.message(or: "expression classifiers failed"))
         }
         var expression = FaceExpression()
-        if result.smile_valid != 0 {
-            expression.smileScore = result.smile_score
-            expression.hasSmile = result.has_smile != 0
+        if let score = result.smileScore {
+            expression.smileScore = score
+            expression.hasSmile = result.hasSmile
         }
-        if result.eyes_valid != 0 {
-            expression.leftEyeClosedScore = result.left_eye_closed_score
-            expression.leftEyeClosed = result.left_eye_closed != 0
-            expression.rightEyeClosedScore = result.right_eye_closed_score
-            expression.rightEyeClosed = result.right_eye_closed != 0
+        if let left = result.leftEyeClosedScore, let right = result.rightEyeClosedScore {
+            expression.leftEyeClosedScore = left
+            expression.leftEyeClosed = result.leftEyeClosed
+            expression.rightEyeClosedScore = right
+            expression.rightEyeClosed = result.rightEyeClosed
         }
         return expression
     }

@@ -1,3 +1,4 @@
+import FacewireVocabulary
 import FacewireImage
 
 /// Something that reads a face's expression (smile, eyes closed) from its pixels.

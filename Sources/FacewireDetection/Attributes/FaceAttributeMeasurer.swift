@@ -1,3 +1,4 @@
+import FacewireVocabulary
 import FacewireImage
 
 /// Measures the per-face attributes a frame's options ask for (smile, eyes, head pose, quality, the landmark list),

@@ -1,7 +1,7 @@
 import Foundation
 
 /// How usable a face is, 0...1, for recognition, tracking thumbnails and the pulse estimate: the product of four
-/// ramps, each clamped to 0...1 (design constants, not fitted; `scripts/expressions/RESULTS-mesh.md`):
+/// ramps, each clamped to 0...1 (design constants, not fitted; `evaluation/expressions/RESULTS-mesh.md`):
 ///
 /// | factor | 0 at | 1 at |
 /// |---|---|---|

@@ -1,3 +1,4 @@
+import FacewireVocabulary
 import FacewireImage
 
 /// The face attributes measured on MediaPipe's face mesh: one mesh pass per face feeds the head pose, the smile
@@ -11,7 +12,7 @@ public final class MeshAttributeMeasurer: FaceAttributeMeasurer {
     /// mostly upsampled.
     public static let minimumFaceHeight: Float = 40
     /// The mesh runs on at most this many faces per frame (the largest); a result carries at most this many mesh
-    /// landmark lists (SPEC.md 6.4).
+    /// landmark lists (SPEC.md 11.5, 14.5; REFERENCE-NODES.md §3.7).
     public static let maxMeshFaces = 64
     /// Below this mesh presence (the model's own face probability) the crop is taken to hold no usable face.
     public static let minimumPresence: Float = 0.5

@@ -1,9 +1,10 @@
+import FacewireVocabulary
 import Foundation
 
 /// The pure arithmetic that turns the face-mesh and iris models' points into attributes: where to run the models
 /// (regions of interest), eye openness, the smile's geometry and the head pose. No pixels, no OpenCV: tested on
-/// stored vectors from the Python reference `scripts/expressions/meshattr.py` (method and measurements:
-/// `scripts/expressions/RESULTS-mesh.md`).
+/// stored vectors from the Python reference `evaluation/expressions/meshattr.py` (method and measurements:
+/// `evaluation/expressions/RESULTS-mesh.md`).
 ///
 /// Image coordinates are y-down. "Left" and "right" are the image's sides for an upright face: the mesh eye at
 /// indices 33/133 (the subject's right eye) is the image-left eye.

@@ -1,4 +1,5 @@
 import FacewireImage
+import FacewireVocabulary
 import Foundation
 
 /// The mean colour of a face's skin regions, for the pulse estimate (remote photoplethysmography, issue 16).
@@ -12,18 +13,9 @@ import Foundation
 /// count (YCrCb: 135 ≤ Cr ≤ 180, 85 ≤ Cb ≤ 135, 40 ≤ Y ≤ 240), so hair, glasses and background are left out. A
 /// region with fewer than ``minPixels`` skin pixels, or partly outside the image, is not reported.
 public enum SkinSampler {
-    public enum Region: String, Sendable, CaseIterable {
-        case forehead, leftCheek, rightCheek
-    }
+    public typealias Region = SkinSample.Region
 
-    public struct Sample: Sendable, Equatable {
-        public var region: Region
-        /// Mean 0...255 over the region's skin pixels.
-        public var r: Float
-        public var g: Float
-        public var b: Float
-        public var pixels: Int
-    }
+    public typealias Sample = SkinSample
 
     /// Regions with fewer skin pixels are not reported.
     public static let minPixels = 16

@@ -1,4 +1,5 @@
 import FacewireProtocol
+import FacewireVocabulary
 
 /// What the imaging needs of a face: where it is, which track it belongs to and how it is rolled, in pixels of the
 /// **upright** frame (the frame's EXIF orientation applied, SPEC §11.3), origin top left, y down.
@@ -6,31 +7,10 @@ import FacewireProtocol
 /// Built from a wire `Face` (``init(face:label:)``) or by hand. Nothing is checked here: the imaging functions take
 /// whatever values arrive (NaN, infinite, negative, huge, outside the image) and say what they do with them.
 public struct FaceDrawing: Sendable, Equatable {
-    /// An axis-aligned rectangle: left, top, width, height.
-    public struct Box: Sendable, Equatable {
-        public var x: Float
-        public var y: Float
-        public var width: Float
-        public var height: Float
-
-        public init(x: Float, y: Float, width: Float, height: Float) {
-            self.x = x
-            self.y = y
-            self.width = width
-            self.height = height
-        }
-    }
-
-    /// A point.
-    public struct Point: Sendable, Equatable {
-        public var x: Float
-        public var y: Float
-
-        public init(x: Float, y: Float) {
-            self.x = x
-            self.y = y
-        }
-    }
+    /// An axis-aligned rectangle: left, top, width, height (the vocabulary's one box).
+    public typealias Box = FaceRect
+    /// A point (the vocabulary's one point).
+    public typealias Point = FacePoint
 
     /// The face's bounding box.
     public var bounds: Box

@@ -1,4 +1,4 @@
-import COpenCV
+import FacewireOpenCV
 import FacewireImage
 import Foundation
 
@@ -64,16 +64,8 @@ public enum FrameImaging {
         let samples = crop.shrink > 1.5 ? min(8, Int(crop.shrink.rounded(.up))) : 1
         let supersample = max(1, min(samples, FaceCropGeometry.maxSideLimit / max(crop.width, crop.height)))
         var output = PixelImage(width: crop.width, height: crop.height, format: image.format)
-        let channels = Int32(image.format.channels)
-        try withOpenCV("face crop") { err, length in
-            image.bytes.withUnsafeBufferPointer { source in
-                output.bytes.withUnsafeMutableBufferPointer { target in
-                    fwcv_warp_affine(
-                        source.baseAddress, Int32(image.width), Int32(image.height), Int32(image.stride), channels,
-                        crop.matrix, Int32(supersample), target.baseAddress, Int32(crop.width), Int32(crop.height),
-                        Int32(output.stride), err, length)
-                }
-            }
+        try withOpenCV("face crop") { () throws(OpenCVError) in
+            try OpenCVDrawing.warpAffine(image, matrix: crop.matrix, supersample: supersample, into: &output)
         }
         return try JPEGEncoder().encode(output, quality: quality)
     }
@@ -102,32 +94,17 @@ public enum FrameImaging {
         }
     }
 
-    /// Draws one face into `image` (BGR) with ``fwcv_draw_face_mark``.
+    /// Draws one face into `image` (BGR) with ``OpenCVDrawing/draw(_:title:detail:into:)``.
     private static func draw(_ face: FaceDrawing, into image: inout PixelImage) throws {
-        var mark = fwcv_face_mark()
-        mark.x = face.bounds.x
-        mark.y = face.bounds.y
-        mark.width = face.bounds.width
-        mark.height = face.bounds.height
-        let points = [face.leftEye, face.rightEye, face.mouth].compactMap { $0 }
-        mark.point_count = Int32(points.count)
-        withUnsafeMutableBytes(of: &mark.points) { raw in
-            let floats = raw.bindMemory(to: Float.self)
-            for (index, point) in points.enumerated() {
-                floats[2 * index] = point.x
-                floats[2 * index + 1] = point.y
-            }
-        }
+        let points = [face.leftEye, face.rightEye, face.mouth].compactMap { $0 }.map { (x: $0.x, y: $0.y) }
         let colour = trackColour(face.trackingID)
-        mark.colour = (colour.blue, colour.green, colour.red)
+        let mark = OpenCVDrawing.FaceMark(
+            x: face.bounds.x, y: face.bounds.y, width: face.bounds.width, height: face.bounds.height, points: points,
+            colour: (colour.blue, colour.green, colour.red))
         let title = face.trackingID == 0 ? "" : "#\(face.trackingID)"
         let detail = printableASCII(face.label ?? "", limit: 40)
-        let (width, height, stride) = (Int32(image.width), Int32(image.height), Int32(image.stride))
-        let channels = Int32(image.format.channels)
-        try withOpenCV("drawing face \(face.trackingID)") { err, length in
-            image.bytes.withUnsafeMutableBufferPointer { pixels in
-                fwcv_draw_face_mark(pixels.baseAddress, width, height, stride, channels, &mark, title, detail, err, length)
-            }
+        try withOpenCV("drawing face \(face.trackingID)") { () throws(OpenCVError) in
+            try OpenCVDrawing.draw(mark, title: title, detail: detail, into: &image)
         }
     }
 
@@ -149,14 +126,11 @@ public enum FrameImaging {
     }
 
     /// Runs a shim call with an error buffer; a status other than 0 throws ``ImagingError/Code/openCVFailed``.
-    private static func withOpenCV(_ what: String, _ call: (UnsafeMutablePointer<CChar>, Int) -> Int32) throws {
-        var errorText = [CChar](repeating: 0, count: 512)
-        let status = errorText.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            guard let base = buffer.baseAddress else { return -1 }
-            return call(base, buffer.count)
+    private static func withOpenCV(_ what: String, _ call: () throws(OpenCVError) -> Void) throws {
+        do {
+            try call()
+        } catch {
+            throw ImagingError(.openCVFailed, "\(what): \(error.message(or: "unknown OpenCV error"))")
         }
-        guard status != 0 else { return }
-        let message = String(decoding: errorText.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        throw ImagingError(.openCVFailed, "\(what): \(message.isEmpty ? "unknown OpenCV error" : message)")
     }
 }

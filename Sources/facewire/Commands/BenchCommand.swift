@@ -1,10 +1,12 @@
+import FacewireRuntime
 import ArgumentParser
 import FacewireBench
 import FacewireCollectorCore
 import FacewireProtocol
 import Foundation
+import FacewirePulse
 
-/// `facewire bench ...`: test tools for the benchmarks (`scripts/bench-collector.py`), like `--detector synthetic`.
+/// `facewire bench ...`: test tools for the benchmarks (`benchmarks/bench-collector.py`), like `--detector synthetic`.
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",

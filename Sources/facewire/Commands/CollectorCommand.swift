@@ -2,6 +2,7 @@ import ArgumentParser
 import FacewireCollector
 import FacewireProtocol
 import FacewireTail
+import FacewireTracking
 
 struct CollectorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

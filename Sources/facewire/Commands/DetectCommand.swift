@@ -1,3 +1,4 @@
+import FacewireRuntime
 import ArgumentParser
 import FacewireCapture
 import FacewireDetection

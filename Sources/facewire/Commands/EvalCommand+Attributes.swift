@@ -2,6 +2,7 @@ import ArgumentParser
 import FacewireDetection
 import FacewireImage
 import Foundation
+import FacewireEvaluation
 
 extension EvalCommand {
     /// `facewire eval --attributes`: the largest face of each labelled image through the worker's own pipeline.

@@ -2,6 +2,8 @@ import ArgumentParser
 import FacewireCollectorCore
 import FacewireDetection
 import Foundation
+import FacewirePulse
+import FacewireEvaluation
 
 extension EvalCommand {
     /// `facewire eval --pulse`: every region video of the pulse data set through ``PulseEstimator`` (POS and CHROM).

@@ -1,6 +1,8 @@
 import ArgumentParser
 import FacewireDetection
 import Foundation
+import FacewirePulse
+import FacewireEvaluation
 
 /// `facewire eval`: scores a detector backend on an annotated image set (the `faces/dev.jsonl` format).
 struct EvalCommand: ParsableCommand {
@@ -17,13 +19,13 @@ struct EvalCommand: ParsableCommand {
             one is not a false positive. Recall at --fppi (0.1) false positives per image sweeps the score \
             threshold. Recall by face height, eye NME (mean eye error / annotated inter-ocular distance, eyes \
             paired by x order) and false positives on the face-free images use --score-threshold (the backend's \
-            default). scripts/eval-baseline.py computes the same figures with OpenCV-Python (BENCHMARKS.md).
+            default). evaluation/eval-baseline.py computes the same figures with OpenCV-Python (BENCHMARKS.md).
 
             With --pulse, scores the heart-rate estimator (POS and CHROM) on the skin-region videos of \
             --pulse-data against each recording's mean oximeter rate: the mean colour of every frame (its skin \
             pixels, or the whole frame where the skin test keeps too few), at frame index / fps, through \
             PulseEstimator; per region file the median reported rate, per recording the median of its regions, the \
-            mean absolute errors and a constant guess's. scripts/eval-pulse.py sets it beside pyVHR's POS and CHROM \
+            mean absolute errors and a constant guess's. evaluation/eval-pulse.py sets it beside pyVHR's POS and CHROM \
             on the same traces (--traces).
 
             With --attributes, scores smile, eyes closed and head pose instead, on the largest face of each image,             with the worker's own attribute pipeline: --attributes LABELS.tsv (GENKI-4K's format: file, smile, yaw,             pitch, roll in radians) or --attributes DIR holding closed/ and open/ folders of faces (both eyes closed,             both open; padded by --pad, 0.3 by default, before detection).

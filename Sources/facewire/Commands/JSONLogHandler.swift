@@ -1,6 +1,7 @@
 import FacewireTail
 import Foundation
 import Logging
+import FacewireProtocol
 
 /// `--log-format json`: one JSON object per line on stderr, with `time`, `level`, `label`, `message` and the
 /// metadata as string fields, for log shippers (Loki, Elasticsearch, journald's JSON export).

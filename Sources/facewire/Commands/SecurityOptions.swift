@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import ZeroMQ
 
-/// CURVE flags: encryption and authentication on every socket of a node (see protocol/SPEC.md, "Security").
+/// CURVE flags: encryption and authentication on every socket of a node (see protocol/SPEC.md §15; the flags: protocol/REFERENCE-NODES.md §1.3).
 struct CurveOptions: ParsableArguments {
     @Option(help: "CURVE: this node's key pair (a .key file from facewire keygen). Encrypts and authenticates every socket.")
     var curveSecretKey: String?

@@ -28,7 +28,7 @@ struct TailCommand: AsyncParsableCommand {
     @Flag(help: "Exit when a stream ends (with one --stream: that stream).")
     var exitOnEnd: Bool = false
 
-    @Option(help: "Exit after this many frame lines.")
+    @Option(help: "Exit after this many frame messages, printed or not (a filtered frame counts; a dropped run counts once).")
     var frames: Int?
 
     @OptionGroup(title: "Security (CURVE)") var curve: CurveOptions

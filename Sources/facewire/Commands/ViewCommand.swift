@@ -5,6 +5,7 @@ import FacewireRuntime
 import FacewireView
 import Foundation
 import Logging
+import FacewireTransport
 
 /// `--http-*` flags of the view (and of `local --view`).
 struct ViewHTTPOptions: ParsableArguments {

@@ -4,6 +4,7 @@ import FacewireRuntime
 import FacewireWorker
 import Foundation
 import ZeroMQ
+import FacewireTransport
 
 struct WorkerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FacewireCapture
+@testable import FacewireTesting
 
 @Suite("CaptureCoreDriver (structure-aware fuzzing of the capture core), a short deterministic run")
 struct CaptureCoreDriverTests {

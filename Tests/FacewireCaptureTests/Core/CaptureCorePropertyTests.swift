@@ -3,6 +3,7 @@ import FacewireRuntime
 import Testing
 
 @testable import FacewireCapture
+@testable import FacewireCaptureCore
 
 /// A small seeded generator (SplitMix64), so a failing run can be replayed from its seed.
 struct SplitMix64: RandomNumberGenerator {

@@ -3,6 +3,7 @@ import FacewireRuntime
 import Testing
 
 @testable import FacewireCapture
+@testable import FacewireCaptureCore
 
 @Suite("CaptureCore: pacing")
 struct CaptureCorePacingTests {

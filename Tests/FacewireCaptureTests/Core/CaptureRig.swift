@@ -2,6 +2,7 @@ import FacewireProtocol
 import FacewireRuntime
 
 @testable import FacewireCapture
+@testable import FacewireCaptureCore
 
 /// A ``CaptureCore`` driven by hand: a fake clock, a fake frame socket that records what was sent (and can be told
 /// to fail), and everything the core said to the collector. No sockets, no sleeps.

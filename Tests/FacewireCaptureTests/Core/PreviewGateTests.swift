@@ -2,6 +2,7 @@ import FacewireRuntime
 import Testing
 
 @testable import FacewireCapture
+@testable import FacewireCaptureCore
 
 /// A ``PreviewGate`` in a box, so that its mutating calls can go inside `#expect`.
 final class GateRig {

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import FacewireCollectorCore
+@testable import FacewirePulse
 
 /// The collector turns each track's skin samples into a heart rate on the face, remembers the last one for the track's
 /// `left` event, bounds the estimators, and refuses hostile skin values.

@@ -1,6 +1,7 @@
 @testable import FacewireCollectorCore
 import Foundation
 import Testing
+@testable import FacewirePulse
 
 /// ``PulseEstimator`` on synthetic skin colour: a pulse along the blood-volume direction a fraction of a percent
 /// deep, camera noise, a slow illumination drift and breathing, frames at 30 fps with a tenth dropped and jitter.

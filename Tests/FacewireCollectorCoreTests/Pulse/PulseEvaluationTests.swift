@@ -1,6 +1,7 @@
 import FacewireCollectorCore
 import Foundation
 import Testing
+import FacewirePulse
 
 /// ``PulseEvaluation``: the ground truth, the rates of one trace, the medians, the errors and the table, with no data.
 @Suite("Pulse evaluation (facewire eval --pulse)")

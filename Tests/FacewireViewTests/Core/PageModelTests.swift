@@ -2,6 +2,7 @@ import FacewireProtocol
 import FacewireView
 import Foundation
 import Testing
+import FacewireViewCore
 
 /// What the page is sent about heart rates: whole beats per minute on faces and on `left` events, never a value no
 /// heart has.

@@ -1,6 +1,7 @@
 import FacewireProtocol
 import FacewireView
 import Testing
+import FacewireViewCore
 
 /// ``PreviewFrame`` takes hostile parts: wrong counts, a topic not its stream's, absurd sizes, garbage.
 @Suite("Preview frames: parsed and checked")

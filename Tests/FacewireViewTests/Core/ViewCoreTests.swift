@@ -1,6 +1,7 @@
 import FacewireProtocol
 import FacewireView
 import Testing
+import FacewireViewCore
 
 /// ``ViewCore`` driven by hand: previews and results in every order, hostile values, bounds.
 @Suite("View core: frames joined with their own results, bounded")

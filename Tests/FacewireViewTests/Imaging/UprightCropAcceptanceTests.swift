@@ -3,6 +3,7 @@ import FacewireImage
 import FacewireView
 import Foundation
 import Testing
+import FacewireVocabulary
 
 /// Acceptance (from the issue): "a crop of a face in a frame stored with EXIF orientation 6 and a face rolled 30°
 /// comes back upright and level (the detector finds it at |roll| < 8°)".

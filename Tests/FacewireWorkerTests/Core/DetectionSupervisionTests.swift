@@ -1,5 +1,6 @@
 import FacewireWorker
 import Testing
+import FacewireWorkerCore
 
 /// ``DetectionSupervision`` with an injected clock.
 @Suite("Detection supervision: a dead thread makes the worker unhealthy until it is back")

@@ -2,9 +2,10 @@ import FacewireDetection
 import FacewireProtocol
 import FacewireWorker
 import Testing
+import FacewireWorkerCore
 
 /// Seeded random headers, every numeric field drawn from its extremes or at random, serialized and handled as wire
-/// parts: the outcome always follows SPEC §11.6 (the oracle below restates the table).
+/// parts: the outcome always follows SPEC §11.6 (the oracle below restates the table of REFERENCE-NODES.md §3.3).
 @Suite("Frame handling: random headers follow SPEC 11.6")
 struct FrameHandlingPropertyTests {
     /// SplitMix64: deterministic, so a failure reproduces.

@@ -2,6 +2,8 @@ import FacewireDetection
 import FacewireProtocol
 import FacewireWorker
 import Testing
+import FacewireVocabulary
+import FacewireWorkerCore
 
 /// ``FrameHandling`` driven without sockets, clocks or OpenCV: every numeric header field at its extremes gives a
 /// defined outcome (processed, stale, error, malformed), never a trap.

@@ -1,4 +1,4 @@
-import FacewireCapture
+import FacewireTesting
 import FacewireFuzzing
 import Foundation
 

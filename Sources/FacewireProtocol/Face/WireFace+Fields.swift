@@ -1,0 +1,198 @@
+import FacewireVocabulary
+import FacewireVocabulary
+
+// A face's fields, in one place: how the detector's model (DetectedFace) maps to the wire's Face, what the collector
+// accepts of a Face from a worker, and how a Face is printed in the JSON Lines output. A new face field is added to
+// protocol/facewire.proto, DetectedFace and this file (ARCHITECTURE.md); WireMappingTests walks every field of the
+// proto's Face and fails when one is not mapped here or not printed.
+
+extension WireFace {
+    /// The wire form of a detected face.
+    public init(_ face: DetectedFace) {
+        self.init()
+        bounds = .with {
+            $0.x = face.bounds.x
+            $0.y = face.bounds.y
+            $0.width = face.bounds.width
+            $0.height = face.bounds.height
+        }
+        if let point = face.leftEye { leftEye = WirePoint(point) }
+        if let point = face.rightEye { rightEye = WirePoint(point) }
+        if let point = face.mouth { mouth = WirePoint(point) }
+        if let point = face.nose { nose = WirePoint(point) }
+        if let angle = face.faceAngle { faceAngle = angle }
+        if let yaw = face.yaw { self.yaw = yaw }
+        confidence = face.confidence
+        let expression = face.expression
+        if let score = expression.smileScore {
+            smileScore = score
+            hasSmile_p = expression.hasSmile
+        }
+        if let score = expression.leftEyeClosedScore {
+            leftEyeClosedScore = score
+            leftEyeClosed = expression.leftEyeClosed
+        }
+        if let score = expression.rightEyeClosedScore {
+            rightEyeClosedScore = score
+            rightEyeClosed = expression.rightEyeClosed
+        }
+        if let openness = expression.leftEyeOpenness { leftEyeOpenness = openness }
+        if let openness = expression.rightEyeOpenness { rightEyeOpenness = openness }
+        if let pitch = face.pitch { self.pitch = pitch }
+        if let roll = face.roll { self.roll = roll }
+        if let quality = face.quality { self.quality = quality }
+        skin = face.skin.map { sample in
+            var wire = Facewire_V1_SkinSample()
+            switch sample.region {
+            case .forehead: wire.region = .forehead
+            case .leftCheek: wire.region = .leftCheek
+            case .rightCheek: wire.region = .rightCheek
+            }
+            wire.r = sample.r
+            wire.g = sample.g
+            wire.b = sample.b
+            wire.pixels = UInt32(clamping: sample.pixels)
+            return wire
+        }
+        switch face.attributeSource {
+        case .mesh: attributeSource = .mesh
+        case .landmarks: attributeSource = .landmarks
+        case nil: attributeSource = .none
+        }
+        if let list = face.landmarks {
+            landmarkScheme = list.scheme == .mesh ? .mesh : .five
+            var flat: [Float] = []
+            flat.reserveCapacity(list.points.count * 2)
+            for point in list.points {
+                flat.append(point.x)
+                flat.append(point.y)
+            }
+            landmarks = flat
+        }
+    }
+}
+
+extension WirePoint {
+    public init(_ point: FacePoint) {
+        self.init()
+        x = point.x
+        y = point.y
+    }
+}
+
+extension WireFace {
+    /// Whether every number of this face is finite and within bounds: coordinates within `±maxCoordinate`, scores
+    /// within `-1...2`, angles within `±360`. What the collector checks before it accepts a face from a worker.
+    public func isPlausible(maxCoordinate: Float) -> Bool {
+        func coordinate(_ value: Float) -> Bool { value.isFinite && abs(value) <= maxCoordinate }
+        func point(_ point: WirePoint) -> Bool { coordinate(point.x) && coordinate(point.y) }
+        func score(_ value: Float) -> Bool { value.isFinite && value >= -1 && value <= 2 }
+        let bounds = self.bounds
+        guard coordinate(bounds.x), coordinate(bounds.y), coordinate(bounds.width), coordinate(bounds.height),
+            bounds.width >= 0, bounds.height >= 0, score(confidence)
+        else { return false }
+        if hasLeftEye && !point(leftEye) { return false }
+        if hasRightEye && !point(rightEye) { return false }
+        if hasMouth && !point(mouth) { return false }
+        if hasNose && !point(nose) { return false }
+        if hasFaceAngle && !(faceAngle.isFinite && abs(faceAngle) <= 360) { return false }
+        if hasYaw && !(yaw.isFinite && abs(yaw) <= 360) { return false }
+        if hasSmileScore && !score(smileScore) { return false }
+        if hasLeftEyeClosedScore && !score(leftEyeClosedScore) { return false }
+        if hasRightEyeClosedScore && !score(rightEyeClosedScore) { return false }
+        if hasPitch && !(pitch.isFinite && abs(pitch) <= 360) { return false }
+        if hasRoll && !(roll.isFinite && abs(roll) <= 360) { return false }
+        if hasLeftEyeOpenness && !score(leftEyeOpenness) { return false }
+        if hasRightEyeOpenness && !score(rightEyeOpenness) { return false }
+        if hasQuality && !score(quality) { return false }
+        return true
+    }
+}
+
+extension JSONLines {
+    /// Writes `face` as a JSON object (SPEC §12.1).
+    static func write(_ face: WireFace, into out: inout JSONBuffer) {
+        let b = face.bounds
+        out.append("{\"bounds\":{\"x\":")
+        out.append(b.x, decimals: 1)
+        out.append(",\"y\":")
+        out.append(b.y, decimals: 1)
+        out.append(",\"width\":")
+        out.append(b.width, decimals: 1)
+        out.append(",\"height\":")
+        out.append(b.height, decimals: 1)
+        out.append("}")
+        if face.hasLeftEye { point(",\"leftEyePosition\":", face.leftEye, into: &out) }
+        if face.hasRightEye { point(",\"rightEyePosition\":", face.rightEye, into: &out) }
+        if face.hasMouth { point(",\"mouthPosition\":", face.mouth, into: &out) }
+        if face.hasFaceAngle { field(",\"faceAngle\":", face.faceAngle, 1, into: &out) }
+        if face.hasYaw { field(",\"yaw\":", face.yaw, 1, into: &out) }
+        if face.hasPitch { field(",\"pitch\":", face.pitch, 1, into: &out) }
+        if face.hasRoll { field(",\"roll\":", face.roll, 1, into: &out) }
+        field(",\"confidence\":", face.confidence, 3, into: &out)
+        if face.hasQuality { field(",\"quality\":", face.quality, 3, into: &out) }
+        switch face.attributeSource {
+        case .mesh: out.append(",\"attributeSource\":\"mesh\"")
+        case .landmarks: out.append(",\"attributeSource\":\"landmarks\"")
+        case .none, .UNRECOGNIZED: break
+        }
+        if face.hasSmileScore {
+            out.append(",\"hasSmile\":")
+            out.append(face.hasSmile_p)
+            field(",\"smileScore\":", face.smileScore, 3, into: &out)
+        }
+        if face.hasLeftEyeClosedScore {
+            out.append(",\"leftEyeClosed\":")
+            out.append(face.leftEyeClosed)
+            field(",\"leftEyeClosedScore\":", face.leftEyeClosedScore, 3, into: &out)
+        }
+        if face.hasRightEyeClosedScore {
+            out.append(",\"rightEyeClosed\":")
+            out.append(face.rightEyeClosed)
+            field(",\"rightEyeClosedScore\":", face.rightEyeClosedScore, 3, into: &out)
+        }
+        if face.hasLeftEyeOpenness { field(",\"leftEyeOpenness\":", face.leftEyeOpenness, 3, into: &out) }
+        if face.hasRightEyeOpenness { field(",\"rightEyeOpenness\":", face.rightEyeOpenness, 3, into: &out) }
+        if face.hasHeartRate { write(heartRate: face.heartRate, into: &out) }
+        if !face.skin.isEmpty {
+            // The raw skin colour (pulse classifier): 3 decimals, as a beat moves it by a fraction of a level.
+            out.append(",\"skin\":[")
+            for (index, sample) in face.skin.enumerated() {
+                if index > 0 { out.append(",") }
+                switch sample.region {
+                case .forehead: out.append("{\"region\":\"forehead\"")
+                case .leftCheek: out.append("{\"region\":\"leftCheek\"")
+                case .rightCheek: out.append("{\"region\":\"rightCheek\"")
+                default: out.append("{\"region\":\"unknown\"")
+                }
+                field(",\"r\":", sample.r, 3, into: &out)
+                field(",\"g\":", sample.g, 3, into: &out)
+                field(",\"b\":", sample.b, 3, into: &out)
+                field(",\"pixels\":", sample.pixels, into: &out)
+                out.append("}")
+            }
+            out.append("]")
+        }
+        if !face.landmarks.isEmpty {
+            out.append(face.landmarkScheme == .mesh ? ",\"landmarkScheme\":\"mesh\"" : ",\"landmarkScheme\":\"five\"")
+            out.append(",\"landmarks\":[")
+            var index = 0
+            let values = face.landmarks
+            while index + 1 < values.count {
+                if index > 0 { out.append(",") }
+                out.append("[")
+                out.append(values[index], decimals: 1)
+                out.append(",")
+                out.append(values[index + 1], decimals: 1)
+                out.append("]")
+                index += 2
+            }
+            out.append("]")
+        }
+        if face.trackingID != 0 {
+            field(",\"trackingID\":", face.trackingID, into: &out)
+            field(",\"trackingFrameCount\":", face.trackingFrameCount, into: &out)
+        }
+        out.append("}")
+    }
+}

@@ -1,0 +1,167 @@
+import FacewireProtocol
+import FacewireRuntime
+import FacewireVocabulary
+import FacewireCaptureCore
+
+/// Structure-aware fuzzing of ``CaptureCore``: arbitrary bytes become a configuration and a sequence of valid inputs
+/// with arbitrary field values (Readys from any identity with any version and worker id, frames with any capture and
+/// presentation time, clocks that jump, sends that fail, a camera lost and back, the source ending), and the core's
+/// promises are checked with preconditions, so that a fuzzer reports a broken one as a crash:
+///
+/// * no frame goes to a connection without a live credit (a model of the credits, kept beside the core);
+/// * every sequence of every epoch is sent or reported skipped exactly once, 0 up to the epoch's `StreamEnd`, which
+///   comes once per epoch;
+/// * the credits held never exceed `--max-workers`.
+///
+/// ``run(_:)`` takes at most ``maxSteps`` inputs, so a run's time and memory are bounded whatever the bytes.
+public enum CaptureCoreDriver {
+    /// Inputs taken from one byte string at most.
+    public static let maxSteps = 4096
+
+    /// What one run did, for tests that want to know it exercised something.
+    public struct Summary: Sendable {
+        public var sent = 0
+        public var skipped = 0
+        public var epochs = 0
+    }
+
+    private typealias Core = CaptureCore<Int>
+
+    /// Reads the fuzzer's bytes as numbers; zeros once they run out.
+    private struct Reader {
+        let bytes: [UInt8]
+        var index = 0
+        var isAtEnd: Bool { index >= bytes.count }
+        mutating func byte() -> UInt8 {
+            defer { index += 1 }
+            return index < bytes.count ? bytes[index] : 0
+        }
+        mutating func word() -> UInt64 { (0..<8).reduce(0) { value, _ in value << 8 | UInt64(byte()) } }
+    }
+
+    /// The credits the core may use, as the protocol defines them: identity → when it last said Ready.
+    private final class Model {
+        var credits: [[UInt8]: UInt64] = [:]
+        var nowNs: UInt64 = 0
+        var failures: [[UInt8]: Core.SendOutcome] = [:]
+        var sent: [UInt64: Set<UInt64>] = [:]
+    }
+
+    /// Runs the inputs encoded in `bytes`; traps (precondition) when the core breaks a promise.
+    @discardableResult
+    public static func run(_ bytes: [UInt8]) -> Summary {
+        var reader = Reader(bytes: bytes)
+        let pacing: Core.Pacing = switch reader.byte() % 4 {
+        case 0: .live
+        case 1: .timed(fps: Double(reader.byte() % 120) + 0.5, followsMediaTime: false)
+        case 2: .timed(fps: 30, followsMediaTime: true)
+        default: .unpaced
+        }
+        var settings = Core.Settings(stream: "fuzz", nodeID: "fuzz", frameEndpoint: "tcp://f:1", epoch: reader.word(), pacing: pacing)
+        settings.maxWorkers = 1 + Int(reader.byte() % 8)
+        let options = reader.byte()
+        settings.maxFPS = options & 1 != 0 ? Double(reader.byte()) / 4 : nil
+        settings.maxFrames = options & 2 != 0 ? Int(reader.byte()) : nil
+        settings.maxAgeMilliseconds = Int(truncatingIfNeeded: Int64(bitPattern: reader.word()))
+        settings.statisticsIntervalNs = options & 4 != 0 ? 1_000_000_000 : 0
+        let maxWorkers = settings.maxWorkers
+
+        let model = Model()
+        var nowNs = reader.word() >> 2
+        var wallUs = Int64(bitPattern: reader.word())
+        var now: Core.Instant { Core.Instant(monotonicNs: nowNs, wallUs: wallUs) }
+        let counters = Counters()
+        var core = Core(settings: settings, counters: counters, at: now) { identity, _, frame in
+            let renewed = model.credits.removeValue(forKey: identity)
+            precondition(renewed.map { model.nowNs < $0 || model.nowNs - $0 <= 3_000_000_000 } == true,
+                         "seq \(frame.header.seq) sent to a connection without a live credit")
+            if let failure = model.failures[identity] { return failure }
+            precondition(model.sent[frame.header.epoch, default: []].insert(frame.header.seq).inserted,
+                         "seq \(frame.header.seq) of epoch \(frame.header.epoch) sent twice")
+            return .sent
+        }
+        var outputs = core.start(at: now)
+        var lost = false
+        var payload = 0
+        for _ in 0..<maxSteps where !reader.isAtEnd {
+            model.nowNs = nowNs
+            switch reader.byte() % 12 {
+            case 0, 1, 2:
+                let pick = reader.byte()
+                let identity: [UInt8] = switch pick % 16 {
+                case 0: []
+                case 1: [UInt8](repeating: pick, count: 256 + Int(reader.byte()))
+                default: [pick % 12]
+                }
+                var ready = Ready(worker: String(repeating: "w", count: Int(reader.byte()) * 40))
+                if reader.byte() == 0xFF { ready.version = UInt32(truncatingIfNeeded: reader.word()) }
+                let valid = ready.version == Wire.version && (1...255).contains(identity.count)
+                let refused = counters.value("credits_refused_cap")
+                let previous = model.credits[identity]
+                if valid { model.credits[identity] = nowNs }
+                outputs += core.ready(ready, from: identity, at: now)
+                if counters.value("credits_refused_cap") > refused { model.credits[identity] = previous }
+            case 3:
+                outputs += core.malformedReady(at: now)
+            case 4, 5, 6:
+                guard core.next(at: now) == .read, !lost else { continue }
+                let kind = reader.byte()
+                payload += 1
+                let frame = Core.ReadFrame(
+                    payload: payload, width: Int(truncatingIfNeeded: reader.word()), height: Int(reader.byte()),
+                    orientation: UInt32(reader.byte()),
+                    captureTimeUs: kind & 1 != 0 ? Int64(bitPattern: reader.word()) : nil,
+                    mediaTimeSeconds: kind & 2 != 0 ? Double(bitPattern: reader.word()) : Double(payload) / 30)
+                outputs += core.frameRead(frame, at: now)
+            case 7, 8:
+                let step = reader.byte()
+                nowNs = nowNs.addingClamped(UInt64(step) * UInt64(step) * 200_000)  // up to 13 s
+                wallUs = step == 0xFF ? Int64(bitPattern: reader.word()) : wallUs.addingClamped(Int64(step) * Int64(step) * 200)
+                model.nowNs = nowNs
+                outputs += core.tick(at: now)
+            case 9:
+                guard core.next(at: now) == .read, !lost else { continue }
+                outputs += core.sourceEnded(at: now)
+            case 10:
+                outputs += lost ? core.sourceBack(at: now) : core.sourceLost(at: now)
+                lost.toggle()
+            default:
+                let pick = reader.byte()
+                model.failures[[pick % 12]] = switch pick >> 6 {
+                case 0: .gone
+                case 1: .full
+                default: nil
+                }
+            }
+            precondition(core.creditsHeld <= maxWorkers, "\(core.creditsHeld) credits held, the cap is \(maxWorkers)")
+        }
+        model.nowNs = nowNs
+        outputs += core.stop(at: now)
+        precondition(core.next(at: now) == .finished, "not finished after stop")
+
+        // Every sequence of every epoch: sent or skipped exactly once, 0 up to its StreamEnd.
+        var covered = model.sent.mapValues { Array($0) }
+        var ends: [UInt64: [UInt64]] = [:]
+        var summary = Summary(sent: model.sent.values.reduce(0) { $0 + $1.count })
+        for output in outputs {
+            guard case .control(let body) = output else { continue }
+            switch body {
+            case .skipped(let skipped):
+                precondition(skipped.count > 0 && skipped.count <= UInt64(maxSteps), "a skip run of \(skipped.count)")
+                covered[skipped.epoch, default: []] += Array(skipped.firstSeq..<skipped.firstSeq + skipped.count)
+                summary.skipped += Int(skipped.count)
+            case .end(let end): ends[end.epoch, default: []].append(end.nextSeq)
+            default: break
+            }
+        }
+        for (epoch, seqs) in covered {
+            precondition(ends[epoch]?.count == 1, "epoch \(epoch): \(ends[epoch]?.count ?? 0) StreamEnds")
+            precondition(seqs.sorted() == Array(0..<(ends[epoch]?.first ?? 0)), "epoch \(epoch): sequences not each once")
+        }
+        for (epoch, values) in ends where covered[epoch] == nil {
+            precondition(values == [0], "epoch \(epoch) had no frame but ended at \(values)")
+        }
+        summary.epochs = ends.count
+        return summary
+    }
+}

@@ -1,0 +1,143 @@
+import FacewireProtocol
+import ZeroMQ
+
+/// A node's connection to the collector: the one place where a socket that talks to the collector is made.
+///
+/// Every node that is not the collector keeps one or more of these: a worker (its control session and one results
+/// session per detection thread), a capture node (its control session), a view and a tail (to learn the results
+/// stream's endpoint and, for the view, the capture nodes' previews), `facewire reset` (one request). Each is a DEALER
+/// connected to the collector's control endpoint, CURVE-secured when the node is, with the options its ``Purpose``
+/// needs. The hello it says, when and how often, and how a reply is read are here too, so that a change to discovery
+/// (another collector to fail over to, say) is made once.
+///
+/// Not thread-safe: like its ZeroMQ socket, a session belongs to the thread that made it. No clock inside: the
+/// hello schedule takes the monotonic time from its caller.
+public final class CollectorSession {
+    /// What a session is for; each sets the socket options that purpose needs.
+    public enum Purpose: Sendable {
+        /// Hellos out, Welcomes in (worker, view, tail): messages up to ``Wire/maxControlMessageBytes``, nothing
+        /// kept at close.
+        case discovery
+        /// A capture node's hellos, skips and stream ends: up to 100,000 queued while the collector is away, and up
+        /// to 5 s at close for the last of them (a stream's end) to go out.
+        case captureControl
+        /// A worker thread's results: up to 10,000 queued, and up to 2 s at close so that the answers to the frames
+        /// in hand go out when a worker stops.
+        case results
+        /// One request and its reply (`facewire reset`): replies up to ``Wire/maxControlMessageBytes``.
+        case request
+    }
+
+    /// A message from the collector, checked.
+    public enum Reply: Sendable {
+        case welcome(Welcome)
+        case resetReply(ResetReply)
+        /// Anything else: not one part, not an envelope, or not a reply a node expects (count it as
+        /// `control_malformed`).
+        case malformed
+    }
+
+    /// The DEALER; exposed for polling it with other sockets (``ZMQSocket/poll(_:timeoutMilliseconds:)``).
+    public let socket: ZMQSocket
+    /// The collector's control endpoint, as given.
+    public let collector: String
+    private let helloBytes: [UInt8]?
+    private var lastHello: UInt64?
+
+    /// Connects to `collector`.
+    /// - Parameters:
+    ///   - security: CURVE settings (nil: plain TCP); with them the socket is a CURVE client of the collector.
+    ///   - hello: what ``sayHelloIfDue(now:)`` says; nil for a session that never says hello.
+    /// - Throws: ``ZMQError`` or ``CurveConfigurationError`` when the socket cannot be made or connected.
+    public init(context: ZMQContext, collector: String, security: CurveSecurity?, purpose: Purpose, hello: Hello? = nil) throws {
+        let socket = try ZMQSocket(context: context, kind: .dealer)
+        do {
+            switch purpose {
+            case .discovery, .request:
+                try socket.setMaxMessageSize(Wire.maxControlMessageBytes)
+            case .captureControl:
+                try socket.setHighWaterMarks(send: 100_000)
+                try socket.setLinger(milliseconds: 5000)
+            case .results:
+                try socket.setHighWaterMarks(send: 10_000)
+                try socket.setLinger(milliseconds: 2000)
+            }
+            try CurveSecurity.secureToCollector(socket, security)
+            try socket.connect(collector)
+            helloBytes = try hello.map { try Envelope(.hello($0)).serializedBytes() }
+        } catch {
+            socket.close()
+            throw error
+        }
+        self.socket = socket
+        self.collector = collector
+    }
+
+    /// A hello for `role` from `nodeID` (the fields every role fills).
+    public static func hello(role: NodeRole, nodeID: String) -> Hello {
+        var hello = Hello()
+        hello.role = role
+        hello.nodeID = nodeID
+        return hello
+    }
+
+    /// Says hello if none was said yet or the last was ``Wire/helloIntervalMilliseconds`` ago or more (the collector
+    /// answers each with a Welcome, and forgets a node that stops saying it). Never waits.
+    /// - Parameter now: monotonic time, ns.
+    /// - Returns: whether a hello was due (and so sent or, if the queue was full, dropped).
+    @discardableResult
+    public func sayHelloIfDue(now: UInt64) -> Bool {
+        guard let helloBytes else { return false }
+        if let lastHello, now &- lastHello < UInt64(Wire.helloIntervalMilliseconds) * 1_000_000 { return false }
+        _ = try? socket.send([helloBytes], dontWait: true)
+        lastHello = now
+        return true
+    }
+
+    /// Queues `body` for the collector without waiting.
+    /// - Returns: false when it cannot go (the queue is full, or the socket failed): the caller counts it.
+    public func send(_ body: Envelope.OneOf_Body) -> Bool {
+        guard let bytes: [UInt8] = try? Envelope(body).serializedBytes() else { return false }
+        return send(bytes: bytes)
+    }
+
+    /// Queues an already encoded envelope without waiting; false when it cannot go.
+    public func send(bytes: [UInt8]) -> Bool {
+        (try? socket.send([bytes], dontWait: true)) == true
+    }
+
+    /// Waits up to `timeoutMilliseconds` for a message from the collector and reads it.
+    /// - Returns: nil when none came in time.
+    /// - Throws: ``ZMQError`` (``ZMQError/isTerminated`` when the context is shut down).
+    public func receive(timeoutMilliseconds: Int) throws -> Reply? {
+        guard try socket.waitForInput(timeoutMilliseconds: timeoutMilliseconds) else { return nil }
+        return try receiveNow()
+    }
+
+    /// Reads a message from the collector if one is there, without waiting.
+    public func receiveNow() throws -> Reply? {
+        guard let parts = try socket.receive(dontWait: true) else { return nil }
+        return Self.reply(parts)
+    }
+
+    /// Checks one received message (pure; the collector is a peer like any other: its messages are checked too).
+    public static func reply(_ parts: [[UInt8]]) -> Reply {
+        guard parts.count == 1, let envelope = try? Envelope(part: parts[0]) else { return .malformed }
+        switch envelope.body {
+        case .welcome(let welcome): return .welcome(welcome)
+        case .resetReply(let reply): return .resetReply(reply)
+        default: return .malformed
+        }
+    }
+
+    /// The results stream's endpoint a Welcome names, with a wildcard host (`tcp://*:port`, `tcp://0.0.0.0:port`)
+    /// replaced by the collector's host.
+    public func publishEndpoint(of welcome: Welcome) -> String {
+        Endpoint.resolvingWildcard(welcome.publishEndpoint, host: Endpoint.host(of: collector) ?? "127.0.0.1")
+    }
+
+    /// Closes the socket (with its purpose's linger). Safe to call twice.
+    public func close() {
+        socket.close()
+    }
+}
