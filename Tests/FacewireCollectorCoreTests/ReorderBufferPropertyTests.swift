@@ -190,11 +190,13 @@ struct ReorderBufferPropertyTests {
     }
 
     @Test("without a hello the base settles on what arrived first", arguments: 100..<160 as Range<UInt64>)
-    func randomRunsWithoutHello(seed: UInt64) {
+    func randomRunsWithoutHello(seed: UInt64) throws {
         let scenario = Self.makeScenario(seed: seed, withHello: false)
         let run = Self.run(scenario, maxPending: 10_000)
         Self.checkInvariants(scenario, run)
-        guard let base = run.buffer.base, let first = scenario.inputs.first?.time else { return }
+        // Neither can be missing: every scenario ends with a StreamEnd input, and a finished buffer has settled a base.
+        let base = try #require(run.buffer.base, "seed \(seed): no base after the run")
+        let first = try #require(scenario.inputs.first?.time, "seed \(seed): a scenario without inputs")
         // Everything that arrived before the base could settle is at or above it.
         for (time, input) in scenario.inputs where time < first + Self.maxDelay {
             switch input {

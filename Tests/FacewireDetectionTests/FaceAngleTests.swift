@@ -126,10 +126,14 @@ struct FaceAngleTests {
 
     /// Acceptance: a face rotated 30° in the image plane is still found, with its angle within 5°.
     ///
-    /// Each face is judged against itself: the rotated frame's `faceAngle` must be the upright frame's plus the
-    /// rotation (the annotated eye line is itself a few degrees off, see above). "Found" means a detection whose
-    /// box holds both rotated annotated eyes.
-    @Test("DEV faces rotated ±30° are found with faceAngle within 5°", arguments: [30.0, -30.0])
+    /// Against the truth: the rotated frame's `faceAngle` must be the annotated eye line's angle plus the rotation.
+    /// The annotation is independent of the detector, but the detector reads the eye line a few degrees off it even
+    /// upright (``devSet(backend:)``: median 2.3°, p90 5.7° with the default backend, BENCHMARKS.md, so some 85-90 %
+    /// within 5°). The bar: a median of at most 4° (``devSet(backend:)``'s own) and at least 80 % of the faces found
+    /// within 5° (chosen from the upright figures; not yet measured on the rotated faces). Against itself: the rotated frame's
+    /// `faceAngle` must also be the upright frame's plus the rotation, which isolates what rotating does (measured:
+    /// 94-96 % within 5°, a median of 1.3-1.6°). "Found" means a detection whose box holds both rotated annotated eyes.
+    @Test("DEV faces rotated ±30° are found, with faceAngle within 5° of the annotated eye line's angle + the rotation on 80 %", arguments: [30.0, -30.0])
     func rotatedFaces(degrees: Double) throws {
         let detector = try makeFaceDetector(DetectorConfiguration())  // the default backend
         // Faces large enough to judge an angle; one image in three keeps the test short.
@@ -158,9 +162,12 @@ struct FaceAngleTests {
                 if reference != nil { uprightFound += 1 }
                 guard let match = holdingEyes(detections, map(face.leftEye), map(face.rightEye)) else { continue }
                 found += 1
-                guard let angle = match.faceAngle, let expected = reference?.faceAngle else { continue }
-                errors.append(abs(angleDifference(angle, expected + Float(degrees))))
-                gtErrors.append(abs(angleDifference(angle, face.angle + Float(degrees))))
+                // A face found without an angle counts against the truth (180° off), not as a skip.
+                let angle = match.faceAngle
+                gtErrors.append(angle.map { abs(angleDifference($0, face.angle + Float(degrees))) } ?? 180)
+                if let angle, let expected = reference?.faceAngle {
+                    errors.append(abs(angleDifference(angle, expected + Float(degrees))))
+                }
             }
         }
         let within = errors.filter { $0 <= 5 }.count
@@ -169,12 +176,17 @@ struct FaceAngleTests {
             "rotated \(degrees)°: found \(found)/\(total) (upright \(uprightFound)/\(total)); "
                 + "|angle - (upright angle + \(degrees))| median \(percentile(errors, 0.5))°, p90 \(percentile(errors, 0.9))°, "
                 + "within 5°: \(within)/\(errors.count); |angle - (annotated + \(degrees))| median \(percentile(gtErrors, 0.5))°, "
-                + "within 5°: \(withinTruth)/\(gtErrors.count)")
+                + "p90 \(percentile(gtErrors, 0.9))°, within 5°: \(withinTruth)/\(gtErrors.count)")
         #expect(total >= 50)
         #expect(Double(found) >= 0.9 * Double(total), "found \(found) of \(total) rotated faces")
-        // Measured with the default backend: 94-96% within 5° and a median of 1.3-1.6° (BENCHMARKS.md). Most misses
-        // are the upright reference's: a face tilted under 5° is not refined, and its angle keeps the landmark
-        // models' own error.
+        // Against the annotated eye line (+ the rotation): every face found is judged.
+        #expect(gtErrors.count == found)
+        #expect(percentile(gtErrors, 0.5) <= 4, "median |angle - (annotated + \(degrees))| \(percentile(gtErrors, 0.5))°")
+        #expect(Double(withinTruth) >= 0.8 * Double(gtErrors.count), "\(withinTruth) of \(gtErrors.count) within 5° of the annotated eye line")
+        // Against the same face's upright reading (+ the rotation). Measured with the default backend: 94-96% within
+        // 5° and a median of 1.3-1.6° (BENCHMARKS.md). Most misses are the upright reference's: a face tilted under 5°
+        // is not refined, and its angle keeps the landmark models' own error.
+        #expect(Double(errors.count) >= 0.8 * Double(found), "an upright reading for only \(errors.count) of \(found) faces found")
         #expect(percentile(errors, 0.5) <= 3, "median \(percentile(errors, 0.5))°")
         #expect(Double(within) >= 0.9 * Double(errors.count), "\(within) of \(errors.count) within 5°")
     }

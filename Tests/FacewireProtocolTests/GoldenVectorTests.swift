@@ -235,7 +235,11 @@ struct GoldenVectorDetailTests {
         // Field 5 (2a), 15 bytes, after tracking_frame_count.
         #expect(hex(try parts("stream_event_left_heart_rate")[1]).hasSuffix("2a0f0d00009142150000c8401d00002041"))
         let plain = try StreamMessage(parts: try parts("stream_event_left"))
-        guard case .event(let without) = plain.body else { return }
+        guard case .event(let without) = plain.body else {
+            Issue.record("stream_event_left is not an event: \(plain)")
+            return
+        }
+        #expect(without.kind == .left)
         #expect(!without.hasHeartRate, "a track that never reported a rate leaves without one")
     }
 

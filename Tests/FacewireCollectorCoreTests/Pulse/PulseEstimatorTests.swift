@@ -326,27 +326,95 @@ struct PulseEstimatorTests {
         #expect(estimator.latest?.regions == 2)
     }
 
-    @Test func hostileRegionsAreLeftOut() {
-        var estimator = PulseEstimator()
-        let bad: [Double] = [.nan, .infinity, -1, 0, 1e308, -.infinity]
-        for (i, v) in bad.enumerated() {
-            let t = Int64(i) * 33_000
-            #expect(estimator.add(timeUs: t, regions: [.init(region: .forehead, r: v, g: 100, b: 100, pixels: 10)]) == nil)
-            #expect(estimator.add(timeUs: t, regions: [.init(region: .forehead, r: 100, g: 100, b: 100, pixels: v)]) == nil)
+    /// `seconds` at 30 fps of a pulse at a steady `bpm`, 0.3 % deep along the blood-volume signature, under the slow
+    /// drift and breathing of ``skin(bpm:seconds:seed:drop:amplitude:noise:direction:)``, every frame as the three
+    /// regions ``regions(_:_:)`` makes of it (each with camera noise of its own).
+    static func steady(bpm: Double, seconds: Double = 20, seed: UInt64) -> [(timeUs: Int64, regions: [PulseEstimator.RegionColour])] {
+        var random = SplitMix64(seed: seed)
+        return (0..<Int(seconds * 30)).map { i -> (timeUs: Int64, regions: [PulseEstimator.RegionColour]) in
+            let t = Double(i) / 30
+            let p = 0.003 * sin(2 * .pi * bpm / 60 * t)
+            let light = 1 + 0.02 * sin(2 * .pi * 0.05 * t) + 0.003 * sin(2 * .pi * 0.25 * t)
+            func channel(_ value: Double, _ direction: Double) -> Double { value * light * (1 + p * direction) }
+            return (Int64(t * 1_000_000), Self.regions((channel(160, 0.33), channel(115, 0.77), channel(95, 0.53)), &random))
         }
-        #expect(estimator.add(timeUs: 1, regions: []) == nil)
-        // A second region of a kind is left out: the face's colour is the first one's.
-        var twice = PulseEstimator()
-        _ = twice.add(timeUs: 0, regions: [
-            .init(region: .forehead, r: 100, g: 100, b: 100, pixels: 1), .init(region: .forehead, r: 200, g: 200, b: 200, pixels: 1e300),
-        ])
-        // Weights that would overflow a sum do not make the colour infinite.
-        var huge = PulseEstimator()
-        _ = huge.add(timeUs: 0, regions: [
-            .init(region: .forehead, r: 100, g: 100, b: 100, pixels: .greatestFiniteMagnitude),
-            .init(region: .leftCheek, r: 100, g: 100, b: 100, pixels: .greatestFiniteMagnitude),
-        ])
-        #expect(huge.latest == nil && twice.latest == nil)
+    }
+
+    /// A region of kind `region` the estimator must leave out, the `k`th of a cycle: one channel not finite, not
+    /// positive or past a 32-bit float's range (how colours are kept), or pixels not finite or not positive. Its other
+    /// values are a plausible skin colour (not the clean one's), so that using it would show in the estimate.
+    static func hostile(_ region: PulseEstimator.Region, _ k: Int) -> PulseEstimator.RegionColour {
+        let colours: [Double] = [.nan, .infinity, -.infinity, -1, 0, 1e308, 1e39, .leastNonzeroMagnitude]
+        let pixels: [Double] = [.nan, .infinity, -.infinity, -1, 0, -.leastNonzeroMagnitude]
+        let colour = colours[(k / 4) % colours.count]
+        switch k % 4 {
+        case 0: return .init(region: region, r: colour, g: 130, b: 80, pixels: 5000)
+        case 1: return .init(region: region, r: 200, g: colour, b: 80, pixels: 5000)
+        case 2: return .init(region: region, r: 200, g: 130, b: colour, pixels: 5000)
+        default: return .init(region: region, r: 200, g: 130, b: 80, pixels: pixels[(k / 4) % pixels.count])
+        }
+    }
+
+    @Test("hostile regions interleaved into a clean pulse are left out: the clean window's estimates, at the injected rate")
+    func hostileRegionsAreLeftOut() throws {
+        let bpm = 78.0
+        let clean = Self.steady(bpm: bpm, seed: 31)
+        let kinds = PulseEstimator.Region.allCases
+        // The clean frames alone: the reference, which must read the injected rate.
+        var reference = PulseEstimator()
+        let expected = clean.map { reference.add(timeUs: $0.timeUs, regions: $0.regions) }
+        let windowFull = clean.indices.filter { Double(clean[$0].timeUs) / 1e6 >= reference.configuration.window + 1 }
+        let reported = windowFull.compactMap { expected[$0] }
+        #expect(Double(reported.count) >= 0.8 * Double(windowFull.count), "reported on \(reported.count) of \(windowFull.count) frames")
+        #expect(reported.allSatisfy { abs($0.bpm - bpm) <= 3 }, "\(reported.map(\.bpm).filter { abs($0 - bpm) > 3 }.prefix(5))")
+        let cleanFinal = try #require(reference.current, "the clean window reports a rate")
+        #expect(abs(cleanFinal.bpm - bpm) <= 3, "\(cleanFinal.bpm) against \(bpm)")
+
+        // Every clean frame also carries a hostile region of some kind ahead of the clean ones (left out, so the clean
+        // one of that kind is kept) and a second, valid region of a kind after them (left out: the first counts); and
+        // between two clean frames comes one the estimator must ignore whole: no regions, only hostile ones, or two
+        // whose pixels would overflow the weights' sum. The estimator must not tell the difference: the same estimate
+        // on every clean frame, and on every ignored one the one it reported before.
+        var interleaved = PulseEstimator()
+        var same = 0
+        var kept = 0
+        for (i, frame) in clean.enumerated() {
+            let extra = kinds[(i / 2) % kinds.count]
+            var regions = [Self.hostile(kinds[i % kinds.count], i)] + frame.regions
+            regions.append(.init(region: extra, r: 200, g: 130, b: 80, pixels: 1e300))
+            if interleaved.add(timeUs: frame.timeUs, regions: regions) == expected[i] { same += 1 }
+            let ignored: [PulseEstimator.RegionColour] = switch i % 3 {
+            case 0: []
+            case 1: kinds.enumerated().map { Self.hostile($0.element, i + $0.offset) }
+            default: [
+                .init(region: .forehead, r: 200, g: 130, b: 80, pixels: .greatestFiniteMagnitude),
+                .init(region: .leftCheek, r: 200, g: 130, b: 80, pixels: .greatestFiniteMagnitude),
+            ]
+            }
+            if interleaved.add(timeUs: frame.timeUs + 10_000, regions: ignored) == expected[i] { kept += 1 }
+        }
+        #expect(same == clean.count, "the clean window's estimate on \(same) of \(clean.count) frames")
+        #expect(kept == clean.count, "an ignored frame returned what was reported before on \(kept) of \(clean.count)")
+        #expect(interleaved.latest == reference.latest && interleaved.current == reference.current)
+
+        // A region of every third frame replaced by a hostile one of its kind: that frame's colour is the other two
+        // regions' (each with noise of its own), so the estimate may move a little, not off the rate.
+        var replaced = PulseEstimator()
+        var replacedReported: [Double] = []
+        for (i, frame) in clean.enumerated() {
+            var regions = frame.regions
+            if i % 3 == 0 {
+                let j = (i / 3) % regions.count
+                regions[j] = Self.hostile(regions[j].region, i)
+            }
+            let estimate = replaced.add(timeUs: frame.timeUs, regions: regions)
+            if Double(frame.timeUs) / 1e6 >= replaced.configuration.window + 1, let estimate { replacedReported.append(estimate.bpm) }
+        }
+        #expect(replaced.latest?.regions == 3, "each region is still read: \(String(describing: replaced.latest))")
+        #expect(replacedReported.allSatisfy { abs($0 - bpm) <= 3 }, "\(replacedReported.filter { abs($0 - bpm) > 3 }.prefix(5))")
+        let replacedFinal = try #require(replaced.current, "a rate is reported with hostile regions left out")
+        #expect(abs(replacedFinal.bpm - cleanFinal.bpm) <= 1.5, "\(replacedFinal.bpm) against the clean window's \(cleanFinal.bpm)")
+        #expect(abs(replacedFinal.bpm - bpm) <= 3)
     }
 
     @Test func theTaperPeaksWhereAsked() {
@@ -507,22 +575,39 @@ struct PulseEstimatorTests {
         }
     }
 
-    @Test func hostileSamplesNeverTrapAndAreIgnored() {
-        var estimator = PulseEstimator()
+    @Test("hostile samples never trap and leave no trace: a clean window after and among them reads as on a fresh estimator")
+    func hostileSamplesNeverTrapAndAreIgnored() {
         let values: [Double] = [.nan, .infinity, -.infinity, -1, 0, 1e308, .leastNonzeroMagnitude]
         let times: [Int64] = [.min, -1, 0, 1, .max, .max - 1]
-        for t in times {
-            for v in values { _ = estimator.add(timeUs: t, r: v, g: 100, b: v) }
-        }
-        // Time going backwards is ignored; the estimator still works afterwards.
         let samples = Self.skin(bpm: 90, seconds: 20, drop: 0)
+        // The clean window alone, on a fresh estimator: the reference.
         var fresh = PulseEstimator()
-        var last: PulseEstimator.Estimate?
-        for (t, r, g, b) in samples {
-            last = fresh.add(timeUs: t, r: r, g: g, b: b) ?? last
-            _ = fresh.add(timeUs: t - 500_000, r: 1, g: 1, b: 1)  // late, ignored
-        }
+        let expected = samples.map { fresh.add(timeUs: $0.0, r: $0.1, g: $0.2, b: $0.3) }
+        let last = expected.compactMap { $0 }.last
         #expect(last.map { abs($0.bpm - 90) <= 5 } == true, "\(String(describing: last))")
+
+        // The same window after hostile samples at extreme times, with a hostile sample just after every clean one
+        // and a late one (half a second back: not a restart) after that: every one ignored, returning what was
+        // reported before, and every clean sample's estimate the fresh estimator's.
+        var estimator = PulseEstimator()
+        for t in times {
+            for v in values {
+                #expect(estimator.add(timeUs: t, r: v, g: 100, b: v) == nil)
+                #expect(estimator.add(timeUs: t, r: 100, g: v, b: 100) == nil)
+            }
+        }
+        #expect(estimator.latest == nil)
+        var same = 0
+        var ignored = 0
+        for (i, (t, r, g, b)) in samples.enumerated() {
+            if estimator.add(timeUs: t, r: r, g: g, b: b) == expected[i] { same += 1 }
+            let v = values[i % values.count]
+            if estimator.add(timeUs: t + 1_000, r: v, g: g, b: b) == expected[i] { ignored += 1 }
+            if estimator.add(timeUs: t - 500_000, r: 1, g: 1, b: 1) == expected[i] { ignored += 1 }
+        }
+        #expect(same == samples.count, "the fresh estimator's estimate on \(same) of \(samples.count) clean samples")
+        #expect(ignored == 2 * samples.count, "\(ignored) of \(2 * samples.count) hostile or late samples returned the estimate before them")
+        #expect(estimator.latest == fresh.latest && estimator.current == fresh.current)
     }
 }
 
