@@ -609,7 +609,7 @@ public nonisolated struct Facewire_V1_Face: @unchecked Sendable {
   /// Clears the value of `rightEyeClosedScore`. Subsequent reads from it will return its default value.
   public mutating func clearRightEyeClosedScore() {_uniqueStorage()._rightEyeClosedScore = nil}
 
-  /// Head pose, eye openness and quality (SPEC.md 6.4). Absent = not measured on this face.
+  /// Head pose, eye openness and quality (SPEC.md 11.3, 11.5). Absent = not measured on this face.
   public var pitch: Float {
     get {_storage._pitch ?? 0}
     set {_uniqueStorage()._pitch = newValue}
@@ -1107,7 +1107,7 @@ public nonisolated struct Facewire_V1_FaceEvent: Sendable {
   public var trackingFrameCount: UInt32 = 0
 
   /// KIND_LEFT only: the track's last heart rate the collector reported on a face (Face.heart_rate), however long
-  /// ago; absent when it never reported one (SPEC.md 6.4).
+  /// ago; absent when it never reported one (SPEC.md 11.3, 11.5).
   public var heartRate: Facewire_V1_HeartRate {
     get {_heartRate ?? Facewire_V1_HeartRate()}
     set {_heartRate = newValue}
