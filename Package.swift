@@ -14,10 +14,9 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "facewire", targets: ["facewire"]),
-        // The parsers the fuzz package (fuzz/) feeds; a library so the main build and tests compile it too.
+        // The parsers and cores the fuzz package (fuzz/) drives (CaptureCoreDriver among them); a library so the main
+        // build and tests compile it too. It links no ZeroMQ and no V4L2.
         .library(name: "FacewireFuzzing", targets: ["FacewireFuzzing"]),
-        // The capture core's structure-aware fuzz driver, for the fuzz target in fuzz/ (CaptureCoreDriver).
-        .library(name: "FacewireTesting", targets: ["FacewireTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -237,18 +236,18 @@ let package = Package(
             dependencies: ["ZeroMQ", "FacewireRuntime", "FacewireProtocol"],
             swiftSettings: swiftSettings
         ),
-        // Test doubles and drivers: the simulated V4L2 camera (FACEWIRE_V4L2_SIMULATION, for tests of the real
-        // binary on a machine without a camera) and the capture core's structure-aware fuzz driver.
+        // Test doubles: the simulated V4L2 camera (FACEWIRE_V4L2_SIMULATION, for tests of the real binary on a machine
+        // without a camera). The fuzz drivers are in FacewireFuzzing, which links neither ZeroMQ nor V4L2.
         .target(
             name: "FacewireTesting",
-            dependencies: ["CV4L2", "FacewireImage", "FacewireProtocol", "FacewireRuntime", "FacewireCapture", "FacewireCaptureCore"],
+            dependencies: ["CV4L2", "FacewireImage", "FacewireProtocol", "FacewireRuntime", "FacewireCapture"],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "FacewireFuzzing",
             dependencies: [
                 "FacewireProtocol", "FacewireVocabulary", "FacewireImage", "FacewireDetection", "FacewireWorkerCore",
-                "FacewireCollectorCore", "FacewireTracking",
+                "FacewireCollectorCore", "FacewireTracking", "FacewireCaptureCore", "FacewireRuntime",
             ],
             swiftSettings: swiftSettings
         ),
@@ -290,8 +289,8 @@ let package = Package(
         .testTarget(
             name: "FacewireCaptureTests",
             dependencies: [
-                "FacewireCapture", "FacewireCaptureCore", "FacewireTesting", "FacewireImage", "FacewireRuntime",
-                "FacewireProtocol",
+                "FacewireCapture", "FacewireCaptureCore", "FacewireTesting", "FacewireFuzzing", "FacewireImage",
+                "FacewireRuntime", "FacewireProtocol",
             ]),
         .testTarget(
             name: "FacewireCollectorTests", dependencies: ["FacewireCollector", "FacewireProtocol", "FacewireRuntime", "ZeroMQ"]),

@@ -21,7 +21,6 @@ let package = Package(
             name: "FacewireFuzz",
             dependencies: [
                 .product(name: "FacewireFuzzing", package: repository.lastPathComponent),
-                .product(name: "FacewireTesting", package: repository.lastPathComponent),
             ],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
         )

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 @testable import FacewireCapture
-@testable import FacewireTesting
+@testable import FacewireFuzzing
 
 @Suite("CaptureCoreDriver (structure-aware fuzzing of the capture core), a short deterministic run")
 struct CaptureCoreDriverTests {

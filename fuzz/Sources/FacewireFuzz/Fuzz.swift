@@ -1,4 +1,3 @@
-import FacewireTesting
 import FacewireFuzzing
 import Foundation
 
