@@ -45,6 +45,10 @@ parser.add_argument("--smoke", action="store_true", help="a tiny run that fails 
 args = parser.parse_args()
 if args.smoke:
     args.streams, args.threads, args.results, args.raw_messages = "1,10", 4, 2000, 20_000
+# --smoke requires every frame processed. On a loaded machine (the test suite runs it beside the heavy tests) a fake
+# worker thread can stall past the collector's default 1 s wait for a missing frame, which then drops it as
+# `timeout`, correctly but by timing; the smoke run waits 30 s, so only a real loss or reordering fails it.
+SMOKE_COLLECTOR = ["--max-delay", "30000"] if args.smoke else []
 HZ = os.sysconf("SC_CLK_TCK")
 
 
@@ -88,7 +92,7 @@ def run(logs, streams):
     try:
         collector = subprocess.Popen(
             [args.binary, "--role", "collector", "--bind", f"tcp://127.0.0.1:{control}", "--publish", f"tcp://127.0.0.1:{publish}",
-             "--log-format", "json"], stdout=subprocess.DEVNULL, stderr=open(collector_log, "w"))
+             "--log-format", "json", *SMOKE_COLLECTOR], stdout=subprocess.DEVNULL, stderr=open(collector_log, "w"))
         processes.append(collector)
         wait_for_log(collector_log, "collector listening")
         tail = subprocess.Popen(

@@ -21,7 +21,7 @@ ignored, as the annotations refer to the stored pixels); each image is detected 
 detections scored), then a second detector at the operating threshold runs twice on it and the second call is timed:
 resizing to the input width (INTER_AREA when shrinking, INTER_LINEAR when enlarging, height rounded like
 std::lround), the model with its own post-processing, and mapping the boxes back to the image. OpenCV runs on one
-thread (cv2.setNumThreads(1)). The metric code is a line-by-line port of Sources/FacewireDetection/Evaluation.
+thread (cv2.setNumThreads(1)). The metric code is a line-by-line port of Sources/FacewireEvaluation.
 """
 import argparse
 import json
@@ -347,7 +347,7 @@ def nms(boxes, threshold):
     return kept
 
 
-# MARK: - Metrics (a port of Sources/FacewireDetection/Evaluation)
+# MARK: - Metrics (a port of Sources/FacewireEvaluation)
 
 TP, FP, IGNORED = "tp", "fp", "ignored"
 

@@ -160,7 +160,7 @@ struct CollectorNodeTests {
         return false
     }
 
-    @Test("reset: live tracks end, a TrackingReset sits between the frames where it took effect, new IDs afterwards", .timeLimit(.minutes(2)))
+    @Test("reset: live tracks end, a TrackingReset sits between the frames where it took effect, new IDs afterwards", .timeLimit(.minutes(15)))
     func resetRestartsTracking() throws {
         let harness = try CollectorHarness()
         defer { harness.shutdown() }
@@ -238,7 +238,7 @@ struct CollectorNodeTests {
         #expect(order == expected)
     }
 
-    @Test("late and duplicate results are counted as they happen (results_late, results_duplicate)", .timeLimit(.minutes(2)))
+    @Test("late and duplicate results are counted as they happen (results_late, results_duplicate)", .timeLimit(.minutes(15)))
     func lateAndDuplicateResultsAreCounted() throws {
         let harness = try CollectorHarness(maxDelayMilliseconds: 100)
         defer { harness.shutdown() }
@@ -255,7 +255,7 @@ struct CollectorNodeTests {
         #expect(harness.node.counters.value("results_late") == 1)
     }
 
-    @Test("statistics in the stream: windows add up to the frames emitted before each of them", .timeLimit(.minutes(2)))
+    @Test("statistics in the stream: windows add up to the frames emitted before each of them", .timeLimit(.minutes(15)))
     func statisticsAddUp() throws {
         let harness = try CollectorHarness(statisticsIntervalSeconds: 0.2)
         defer { harness.shutdown() }

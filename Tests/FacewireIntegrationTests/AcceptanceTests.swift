@@ -63,7 +63,7 @@ extension IntegrationTests {
 
         @Test("liveportrait_d19.mp4: every frame, in order, ≥95% with exactly one face",
               .enabled(if: SharedFootage.isAvailable, "\(SharedFootage.missingMessage)"),
-              .timeLimit(.minutes(5)))
+              .timeLimit(.minutes(15)))
         func singleFaceClip() async throws {
             let lines = try await runLocal("liveportrait_d19.mp4", label: "d19")
             let oneFace = lines.filter { $0.status == "processed" && $0.faces == 1 }.count
@@ -72,7 +72,7 @@ extension IntegrationTests {
 
         @Test("facenet_pytorch_video.mp4 (1080p crowd): every frame, in order, most with ≥2 faces",
               .enabled(if: SharedFootage.isAvailable, "\(SharedFootage.missingMessage)"),
-              .timeLimit(.minutes(5)))
+              .timeLimit(.minutes(15)))
         func crowdClip() async throws {
             let lines = try await runLocal("facenet_pytorch_video.mp4", label: "crowd")
             let multi = lines.filter { $0.status == "processed" && $0.faces >= 2 }.count

@@ -27,7 +27,7 @@ extension IntegrationTests {
         @Test(
             "bench-scale.py --smoke: workers on four namespaces, both pacings, two cameras, every stream in order",
             .enabled(if: netnsSkipReason == nil, "\(netnsSkipReason ?? "")"),
-            .timeLimit(.minutes(3))
+            .timeLimit(.minutes(15))
         )
         func scaleOut() throws {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-scale-smoke-\(getpid())")
@@ -47,7 +47,7 @@ extension IntegrationTests {
         @Test(
             "bench-collector.py --smoke: 1 and 10 streams through a real collector and tail, in order and tracked",
             .enabled(if: python != nil, "python3 is not installed"),
-            .timeLimit(.minutes(3))
+            .timeLimit(.minutes(15))
         )
         func collectorCapacity() throws {
             let run = try runCommand(Self.python!, [Self.script("bench-collector.py"), "--smoke", "--binary", try Locations.facewireBinary()])
@@ -62,7 +62,7 @@ extension IntegrationTests {
         @Test(
             "bench-preview.py --smoke: a capture node with no preview, with no viewer and with one viewer, every preview accounted for",
             .enabled(if: pythonWithZMQ != nil, "no python3 with pyzmq"),
-            .timeLimit(.minutes(3))
+            .timeLimit(.minutes(15))
         )
         func previewCost() throws {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-preview-smoke-\(getpid())")

@@ -13,7 +13,7 @@ extension IntegrationTests {
         /// the two credits, so D is refused; three connections send a wrong version, bytes that are no Ready, and a
         /// message of three parts. B, H and D repeat Ready every 500 ms until they get a frame.
         @Test("malformed Readys, one connection too many and an overlong worker id: refused by name, the others served",
-              .timeLimit(.minutes(2)))
+              .timeLimit(.minutes(15)))
         func hostileReadys() async throws {
             let cluster = try TestCluster("hostile-ready")
             defer { cluster.cleanup() }

@@ -10,7 +10,7 @@ extension IntegrationTests {
         /// ended (its frames in flight processed or dropped, never mixed into the new epoch), and the new epoch comes
         /// out complete from 0, with no confusion between the two epochs' sequence numbers.
         @Test("SIGKILL the capture node, start it again: two epochs, each ordered, gap-free and ended",
-              .timeLimit(.minutes(5)))
+              .timeLimit(.minutes(15)))
         func newEpochAfterRestart() async throws {
             let cluster = try TestCluster("restart")
             defer { cluster.cleanup() }

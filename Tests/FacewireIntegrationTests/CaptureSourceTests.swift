@@ -26,7 +26,7 @@ extension IntegrationTests {
         }
 
         @Test("--list-devices without cameras says so and exits 0; with the simulation it lists what it offers",
-              .timeLimit(.minutes(2)))
+              .timeLimit(.minutes(15)))
         func listDevices() async throws {
             let cluster = try TestCluster("list")
             defer { cluster.cleanup() }
@@ -53,7 +53,7 @@ extension IntegrationTests {
         /// camera is unplugged for a second. The stream comes out as two epochs, each ordered, gap-free from 0 and
         /// ended; the capture node counts the bad buffers and the reopen.
         @Test("simulated camera: bad buffers dropped and counted, unplug ends the epoch, the reopen starts a new one",
-              .timeLimit(.minutes(5)))
+              .timeLimit(.minutes(15)))
         func cameraUnplugAndBadBuffers() async throws {
             let cluster = try TestCluster("camera")
             defer { cluster.cleanup() }
@@ -94,7 +94,7 @@ extension IntegrationTests {
 
         /// JPEGs back to back on the capture node's standard input, as `ffmpeg -f mjpeg -` writes them; with --fps max
         /// the node reads only when a worker is idle, so every frame is processed, in order.
-        @Test("--source -: an MJPEG byte stream on standard input, every frame through a cluster in order", .timeLimit(.minutes(5)))
+        @Test("--source -: an MJPEG byte stream on standard input, every frame through a cluster in order", .timeLimit(.minutes(15)))
         func mjpegOnStandardInput() async throws {
             let cluster = try TestCluster("stdin")
             defer { cluster.cleanup() }
@@ -124,7 +124,7 @@ extension IntegrationTests {
         @Test("ffmpeg -re ... -f mjpeg - | facewire --role capture --source -: ordered faces",
               .enabled(if: Locations.sharedData != nil && FileManager.default.isExecutableFile(atPath: "/usr/bin/ffmpeg"),
                        "needs ../shared/data and /usr/bin/ffmpeg"),
-              .timeLimit(.minutes(5)))
+              .timeLimit(.minutes(15)))
         func ffmpegPipe() async throws {
             let clip = try #require(Locations.sharedData).appendingPathComponent("video/liveportrait_d19.mp4")
             let cluster = try TestCluster("ffmpeg")
@@ -148,7 +148,7 @@ extension IntegrationTests {
         }
 
         /// A 30 fps source with --max-fps 5: the stream carries 5 ± 0.5 frames per second of capture time.
-        @Test("--max-fps 5 on a 30 fps source: 5 ± 0.5 frames per second of capture time", .timeLimit(.minutes(3)))
+        @Test("--max-fps 5 on a 30 fps source: 5 ± 0.5 frames per second of capture time", .timeLimit(.minutes(15)))
         func maxFPS() async throws {
             let cluster = try TestCluster("maxfps")
             defer { cluster.cleanup() }
@@ -175,7 +175,7 @@ extension IntegrationTests {
         /// A capture node at 30 fps whose only worker is stopped (SIGSTOP) 80% of the time: the node's memory stays flat,
         /// its dropped-at-source count rises, and no processed frame was picked up later than its deadline.
         @Test("a held-up worker: flat capture memory, drops at the source, nothing processed past its deadline",
-              .timeLimit(.minutes(3)))
+              .timeLimit(.minutes(15)))
         func heldUpWorker() async throws {
             let cluster = try TestCluster("held")
             defer { cluster.cleanup() }

@@ -5,7 +5,7 @@ import Testing
 extension IntegrationTests {
     @Suite("Command line: environment variables, help, bad input")
     struct CommandLineInterface {
-        @Test("FACEWIRE_FRAMES=5 FACEWIRE_FPS=max --role local prints 5 lines", .timeLimit(.minutes(5)))
+        @Test("FACEWIRE_FRAMES=5 FACEWIRE_FPS=max --role local prints 5 lines", .timeLimit(.minutes(15)))
         func environmentVariablesBecomeFlags() async throws {
             let cluster = try TestCluster("env")
             defer { cluster.cleanup() }
@@ -23,7 +23,7 @@ extension IntegrationTests {
             #expect(lines.allSatisfy { $0.status == "processed" }, "\(lines.map { "\($0.seq):\($0.status):\($0.reason ?? "")" })")
         }
 
-        @Test("the command line wins over the environment", .timeLimit(.minutes(5)))
+        @Test("the command line wins over the environment", .timeLimit(.minutes(15)))
         func commandLineWinsOverEnvironment() async throws {
             let cluster = try TestCluster("env-override")
             defer { cluster.cleanup() }
@@ -39,7 +39,7 @@ extension IntegrationTests {
             #expect(lines.allSatisfy { $0.stream == "from-env" }, "FACEWIRE_STREAM sets --stream")
         }
 
-        @Test("--role worker --help exits 0 and documents --threads", .timeLimit(.minutes(2)))
+        @Test("--role worker --help exits 0 and documents --threads", .timeLimit(.minutes(15)))
         func workerHelp() async throws {
             let cluster = try TestCluster("help")
             defer { cluster.cleanup() }
@@ -51,7 +51,7 @@ extension IntegrationTests {
             #expect(text.contains("--collector"))
         }
 
-        @Test("--max-pulse-tracks: in the collector's and local's help with its range, refused outside 0...8192", .timeLimit(.minutes(2)))
+        @Test("--max-pulse-tracks: in the collector's and local's help with its range, refused outside 0...8192", .timeLimit(.minutes(15)))
         func maxPulseTracks() throws {
             let binary = try Locations.facewireBinary()
             for role in ["collector", "local"] {
@@ -68,7 +68,7 @@ extension IntegrationTests {
             }
         }
 
-        @Test("an unknown role exits non-zero and names the role and the valid ones", .timeLimit(.minutes(2)))
+        @Test("an unknown role exits non-zero and names the role and the valid ones", .timeLimit(.minutes(15)))
         func unknownRole() async throws {
             let cluster = try TestCluster("role")
             defer { cluster.cleanup() }
@@ -84,7 +84,7 @@ extension IntegrationTests {
             #expect(fromEnvironment.text(.stderr).contains("unknown role 'juggler'"), "\(fromEnvironment.text(.stderr))")
         }
 
-        @Test("a capture node with a non-existent --source exits non-zero with a clear error", .timeLimit(.minutes(2)))
+        @Test("a capture node with a non-existent --source exits non-zero with a clear error", .timeLimit(.minutes(15)))
         func captureWithMissingSource() async throws {
             let cluster = try TestCluster("nosource")
             defer { cluster.cleanup() }
@@ -101,7 +101,7 @@ extension IntegrationTests {
             #expect(capture.text(.stdout).isEmpty, "nothing on stdout")
         }
 
-        @Test("a worker with a non-existent --model exits non-zero naming the file", .timeLimit(.minutes(2)))
+        @Test("a worker with a non-existent --model exits non-zero naming the file", .timeLimit(.minutes(15)))
         func workerWithMissingModel() async throws {
             let cluster = try TestCluster("nomodel")
             defer { cluster.cleanup() }
@@ -115,7 +115,7 @@ extension IntegrationTests {
             #expect(worker.text(.stderr).contains(missing), "\(worker.text(.stderr))")
         }
 
-        @Test("--role local with a non-existent --source exits non-zero with a clear error", .timeLimit(.minutes(2)))
+        @Test("--role local with a non-existent --source exits non-zero with a clear error", .timeLimit(.minutes(15)))
         func localWithMissingSource() async throws {
             let cluster = try TestCluster("local-nosource")
             defer { cluster.cleanup() }
@@ -133,7 +133,7 @@ extension IntegrationTests {
         /// they call (pip, unzip, sha256sum, dpkg-query, swift, the footage renderer, facewire) that each print
         /// noise on stdout. The demo's stdout must hold only the JSON lines facewire printed.
         @Test("scripts/demo.sh on a fresh machine: stdout carries only JSON lines, every set-up message goes to stderr",
-              .timeLimit(.minutes(2)))
+              .timeLimit(.minutes(15)))
         func demoStdoutIsJSON() throws {
             let sandbox = FileManager.default.temporaryDirectory.appendingPathComponent("demo-stdout-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: sandbox) }

@@ -45,7 +45,7 @@ extension IntegrationTests {
 
         @Test("benchmarks/bench-transport.py --smoke: every size, plain and CURVE, facewire and raw libzmq, complete and in order",
               .enabled(if: transportReady, "needs the demo footage and /usr/bin/python3 with cv2 and zmq: run scripts/setup.sh"),
-              .timeLimit(.minutes(3)))
+              .timeLimit(.minutes(15)))
         func transport() throws {
             let binary = try Locations.facewireBinary()
             let run = try runCommand(Self.python, [Self.script("bench-transport.py"), "--smoke", "--binary", binary,
@@ -64,7 +64,7 @@ extension IntegrationTests {
         @Test("benchmarks/bench-python.py --smoke: imagezmq, the ZeroMQ pool and facewire each give a line per frame with faces",
               .enabled(if: pipelinesReady,
                        "needs the demo footage, /usr/bin/python3 with cv2 and zmq (scripts/setup.sh) and the YuNet model (face_detection_yunet_2022mar.onnx in ../shared/data/models or ~/.cache/facewire/models): skipped"),
-              .timeLimit(.minutes(3)))
+              .timeLimit(.minutes(15)))
         func pythonPipelines() throws {
             let binary = try Locations.facewireBinary()
             let run = try runCommand(Self.python, [Self.script("bench-python.py"), "--smoke", "--binary", binary,

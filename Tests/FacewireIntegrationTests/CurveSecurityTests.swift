@@ -85,7 +85,7 @@ extension IntegrationTests {
         }
 
         @Test("with CURVE a worker without an allowed key gets no frame and sends no result; the stream equals plain TCP's",
-              .timeLimit(.minutes(5)))
+              .timeLimit(.minutes(15)))
         func curveClusterMatchesPlainTCP() async throws {
             let count = 20
             let plainCluster = try TestCluster("plain")
@@ -117,7 +117,7 @@ extension IntegrationTests {
         }
 
         @Test("CURVE flags: clear errors for a flag a role does not use, a missing key, or a public key given as secret",
-              .timeLimit(.minutes(2)))
+              .timeLimit(.minutes(15)))
         func flagErrors() async throws {
             let cluster = try TestCluster("curve-flags")
             defer { cluster.cleanup() }

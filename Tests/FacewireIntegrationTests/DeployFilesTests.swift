@@ -17,7 +17,7 @@ extension IntegrationTests {
 
         @Test("deploy/check.py passes on the repository's files and names every problem it is shown",
               .enabled(if: hasYAML, "needs python3 with PyYAML (python3-yaml, installed by scripts/setup.sh)"),
-              .timeLimit(.minutes(2)))
+              .timeLimit(.minutes(15)))
         func manifestsMatchTheBinary() throws {
             let binary = try Locations.facewireBinary()
             let deploy = Self.repository.appendingPathComponent("deploy")
@@ -53,7 +53,7 @@ extension IntegrationTests {
 
         @Test("the systemd units verify, and their exposure is rated OK",
               .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze"), "needs systemd-analyze"),
-              .timeLimit(.minutes(2)))
+              .timeLimit(.minutes(15)))
         func systemdUnits() throws {
             let binary = try Locations.facewireBinary()
             let units = FileManager.default.temporaryDirectory.appendingPathComponent("facewire-units-\(getpid())")

@@ -8,7 +8,7 @@ import Testing
 extension IntegrationTests {
     @Suite("One lifecycle: parts of a node in one ServiceGroup")
     struct Lifecycle {
-        @Test("a metrics port that cannot be bound stops the node: non-zero exit, a log line naming the part", .timeLimit(.minutes(2)))
+        @Test("a metrics port that cannot be bound stops the node: non-zero exit, a log line naming the part", .timeLimit(.minutes(15)))
         func httpPartFailureStopsTheNode() async throws {
             let cluster = try TestCluster("lifecycle-http")
             defer { cluster.cleanup() }
@@ -31,7 +31,7 @@ extension IntegrationTests {
             #expect(first.isRunning)
         }
 
-        @Test("a node loop that fails stops the HTTP server too: non-zero exit, a log line naming the part", .timeLimit(.minutes(2)))
+        @Test("a node loop that fails stops the HTTP server too: non-zero exit, a log line naming the part", .timeLimit(.minutes(15)))
         func loopFailureStopsTheNode() async throws {
             let cluster = try TestCluster("lifecycle-loop")
             defer { cluster.cleanup() }
@@ -48,7 +48,7 @@ extension IntegrationTests {
             #expect(second.text(.stderr).contains("collector failed, stopping the node"), "\(second.tail(.stderr))")
         }
 
-        @Test("SIGINT and SIGTERM shut a node down gracefully: exit 0, its metrics port closed", .timeLimit(.minutes(2)),
+        @Test("SIGINT and SIGTERM shut a node down gracefully: exit 0, its metrics port closed", .timeLimit(.minutes(15)),
               arguments: [SIGINT, SIGTERM])
         func signalsShutDownGracefully(signal: Int32) async throws {
             let cluster = try TestCluster("lifecycle-signal")

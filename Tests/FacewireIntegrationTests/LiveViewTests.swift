@@ -74,7 +74,7 @@ extension IntegrationTests {
 
         @Test("local --view: the page shows the stream with faces boxed and labelled by tracking ID, each frame with its own result",
               .enabled(if: browserReady && demoFrame != nil, "needs chromium, chromium-driver and python3-selenium (scripts/setup.sh --with-browser) and the demo footage"),
-              .timeLimit(.minutes(4)))
+              .timeLimit(.minutes(15)))
         func pageDrawsEachFrameWithItsOwnResult() async throws {
             let cluster = try TestCluster("view-page")
             defer { cluster.cleanup() }
@@ -137,7 +137,7 @@ extension IntegrationTests {
 
         @Test("snapshot.jpg (faces drawn and clean), a track's crop, and facewire snapshot: valid JPEGs, the face found again in the crop",
               .enabled(if: demoFrame != nil, "needs the demo footage: run scripts/setup.sh"),
-              .timeLimit(.minutes(4)))
+              .timeLimit(.minutes(15)))
         func snapshotsAndCrops() async throws {
             let cluster = try TestCluster("view-snapshot")
             defer { cluster.cleanup() }
@@ -252,7 +252,7 @@ extension IntegrationTests {
 
         @Test("CURVE: a view whose key no node allows gets neither results nor frames; one the collector allows but the capture node does not gets results and no frame",
               .enabled(if: demoFrame != nil, "needs the demo footage: run scripts/setup.sh"),
-              .timeLimit(.minutes(4)))
+              .timeLimit(.minutes(15)))
         func curveViewsNeedAllowedKeys() async throws {
             let cluster = try TestCluster("view-curve")
             defer { cluster.cleanup() }
@@ -327,7 +327,7 @@ extension IntegrationTests {
 
         @Test("a face rolled 30° in a frame stored with EXIF orientation 6 comes back from the crop endpoint upright and level (the detector reads |roll| < 8°)",
               .enabled(if: demoFrame != nil && opencvPython, "needs the demo footage and python3-opencv: run scripts/setup.sh"),
-              .timeLimit(.minutes(4)))
+              .timeLimit(.minutes(15)))
         func cropOfASidewaysRolledFaceIsUprightAndLevel() async throws {
             let cluster = try TestCluster("view-exif")
             defer { cluster.cleanup() }

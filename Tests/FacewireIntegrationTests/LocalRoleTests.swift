@@ -5,7 +5,7 @@ extension IntegrationTests {
     @Suite("--role local end to end")
     struct LocalRole {
         @Test("a generated folder at --fps max: exits 0 by itself, one processed line per frame, in order",
-              .timeLimit(.minutes(5)))
+              .timeLimit(.minutes(15)))
         func generatedFolderAtMaxPace() async throws {
             let frameCount = 24
             let cluster = try TestCluster("local")
@@ -29,7 +29,7 @@ extension IntegrationTests {
         }
 
         @Test("a paced run (--fps 60) with --events: every frame once, in order, then streamEnded",
-              .timeLimit(.minutes(5)))
+              .timeLimit(.minutes(15)))
         func pacedRunWithEvents() async throws {
             // With live pacing the capture drops frames no worker is idle for: those still appear, as dropped.
             let frameCount = 30

@@ -10,7 +10,7 @@ extension IntegrationTests {
         /// collector. Every stream must come out complete, in order, processed, and tracked (one face, one ID).
         @Test("two streams, then a third started later, through two earlier workers: all ordered, gap-free, tracked",
               .enabled(if: SharedFootage.isAvailable, "\(SharedFootage.missingMessage)"),
-              .timeLimit(.minutes(5)))
+              .timeLimit(.minutes(15)))
         func thirdCaptureJoinsLater() async throws {
             let model = try #require(SharedFootage.yunet)
             let clips = ["a": "liveportrait_d19.mp4", "b": "liveportrait_d3.mp4", "c": "liveportrait_d0.mp4"]

@@ -36,7 +36,7 @@ extension IntegrationTests {
             """
 
         @Test("an HTTP MJPEG stream is passed through: every frame accounted in order, the processed ones at the camera's size",
-              .enabled(if: pythonPresent, "no /usr/bin/python3 to play the network camera"), .timeLimit(.minutes(3)))
+              .enabled(if: pythonPresent, "no /usr/bin/python3 to play the network camera"), .timeLimit(.minutes(15)))
         func httpMotionJPEGPassesThrough() async throws {
             let cluster = try TestCluster("mjpeg-http")
             defer { cluster.cleanup() }

@@ -110,7 +110,7 @@ extension IntegrationTests {
         @Test(
             "capture, two workers, collector and tail on separate network namespaces",
             .enabled(if: skipReason == nil, "\(skipReason ?? "")"),
-            .timeLimit(.minutes(5))
+            .timeLimit(.minutes(15))
         )
         func clusterAcrossNamespaces() async throws {
             let network = try NamespaceNetwork(hosts: [
@@ -191,7 +191,7 @@ extension IntegrationTests {
         @Test(
             "a 5 s partition between the worker's host and the others: frames dropped meanwhile, recovery without restarts",
             .enabled(if: skipReason == nil, "\(skipReason ?? "")"),
-            .timeLimit(.minutes(5))
+            .timeLimit(.minutes(15))
         )
         func partitionHeals() async throws {
             let network = try NamespaceNetwork(hosts: [("capture", "10.77.0.1"), ("worker1", "10.77.0.2"), ("collector", "10.77.0.4")])

@@ -9,7 +9,7 @@ extension IntegrationTests {
         /// Every line it wrote must be whole, in order, gap-free from the first frame, across the rotated segments
         /// and the active file, and no segment may pass the size limit.
         @Test("SIGTERM mid-stream: every written line whole, ordered and gap-free across rotated files",
-              .timeLimit(.minutes(5)))
+              .timeLimit(.minutes(15)))
         func sigtermKeepsEveryLine() async throws {
             let cluster = try TestCluster("output")
             defer { cluster.cleanup() }

@@ -90,7 +90,7 @@ extension IntegrationTests {
         }
 
         @Test("a view learns the preview endpoint from the Welcome and gets [topic][FrameHeader][JPEG]: the worker's bytes, in order",
-              .timeLimit(.minutes(5)))
+              .timeLimit(.minutes(15)))
         func previewFromWelcome() async throws {
             let cluster = try TestCluster("preview")
             defer { cluster.cleanup() }
@@ -130,7 +130,7 @@ extension IntegrationTests {
         }
 
         @Test("without a viewer nothing is sent; --preview-fps 0 binds no preview socket and announces none",
-              .timeLimit(.minutes(5)))
+              .timeLimit(.minutes(15)))
         func noViewerNoPreview() async throws {
             let cluster = try TestCluster("preview-off")
             defer { cluster.cleanup() }
@@ -159,7 +159,7 @@ extension IntegrationTests {
         }
 
         @Test("with CURVE a view whose key the capture node does not allow gets nothing; an allowed one gets frames",
-              .timeLimit(.minutes(5)))
+              .timeLimit(.minutes(15)))
         func curveAllowList() async throws {
             let cluster = try TestCluster("preview-curve")
             defer { cluster.cleanup() }

@@ -13,7 +13,7 @@ extension IntegrationTests {
         @Test(
             "one recording of ../shared/data/pulse: a table, a JSON summary and the traces",
             .enabled(if: Locations.sharedData != nil, "needs ../shared/data next to the repository (not in a user's clone)"),
-            .timeLimit(.minutes(5)))
+            .timeLimit(.minutes(15)))
         func oneRecording() throws {
             let data = try #require(Locations.sharedData).appendingPathComponent("pulse")
             let folder = try Self.temporaryFolder()
@@ -74,7 +74,7 @@ extension IntegrationTests {
             .enabled(
                 if: Locations.sharedData != nil && referenceVenvReady,
                 "needs ../shared/data and the venv of evaluation/pulse-reference.py (its first run makes it)"),
-            .timeLimit(.minutes(5)))
+            .timeLimit(.minutes(15)))
         func sideBySide() throws {
             let data = try #require(Locations.sharedData).appendingPathComponent("pulse")
             let folder = try Self.temporaryFolder()

@@ -7,7 +7,7 @@ extension IntegrationTests {
     struct ResetAndStatistics {
         /// A collector with a live stream: `facewire reset` answers 0 for it, 1 for an unknown stream, 2 when nothing
         /// answers; a tail with `--events --statistics` sees the trackingReset line and statistics lines in order.
-        @Test("reset exit codes, and the tail sees trackingReset and statistics lines", .timeLimit(.minutes(5)))
+        @Test("reset exit codes, and the tail sees trackingReset and statistics lines", .timeLimit(.minutes(15)))
         func resetAndStatistics() async throws {
             let cluster = try TestCluster("reset")
             defer { cluster.cleanup() }

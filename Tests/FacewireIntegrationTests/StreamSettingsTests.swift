@@ -30,7 +30,7 @@ extension IntegrationTests {
             return frames
         }
 
-        @Test("defaults: all six faces with yaw; smile and eyes-closed results where the face is large enough", .timeLimit(.minutes(5)))
+        @Test("defaults: all six faces with yaw; smile and eyes-closed results where the face is large enough", .timeLimit(.minutes(15)))
         func defaults() async throws {
             for faces in try await run("settings-default", []) {
                 #expect(faces.count == 6)
@@ -47,7 +47,7 @@ extension IntegrationTests {
             }
         }
 
-        @Test("--max-faces 2 --classifiers none on the capture: two faces, no classifier keys", .timeLimit(.minutes(5)))
+        @Test("--max-faces 2 --classifiers none on the capture: two faces, no classifier keys", .timeLimit(.minutes(15)))
         func maxFacesAndNoClassifiers() async throws {
             let all = try await run("settings-max", ["--max-faces", "2", "--classifiers", "none"])
             for faces in all {
@@ -59,7 +59,7 @@ extension IntegrationTests {
             }
         }
 
-        @Test("--min-face drops the faces shorter than it", .timeLimit(.minutes(5)))
+        @Test("--min-face drops the faces shorter than it", .timeLimit(.minutes(15)))
         func minFace() async throws {
             let reference = try await run("settings-reference", ["--classifiers", "none"])
             let heights = try #require(reference.first).compactMap { (($0["bounds"] as? [String: Any])?["height"] as? NSNumber)?.doubleValue }.sorted()

@@ -123,7 +123,7 @@ extension IntegrationTests {
         }
 
         @Test("a worker survives every extreme header value from an announced capture node and keeps serving a legitimate one",
-              .timeLimit(.minutes(8)))
+              .timeLimit(.minutes(15)))
         func hostileCaptureNode() async throws {
             let cluster = try TestCluster("worker-attack")
             defer { cluster.cleanup() }

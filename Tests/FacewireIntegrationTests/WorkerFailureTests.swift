@@ -14,7 +14,7 @@ extension IntegrationTests {
         /// once the tail has shown some of its frames; the stream must still complete, and exactly the frames
         /// the victim took and never answered must come out as dropped.
         @Test("SIGKILL one of two workers mid-stream: complete ordered stream, exactly its lost frames dropped",
-              .timeLimit(.minutes(5)))
+              .timeLimit(.minutes(15)))
         func sigkillWorkerMidStream() async throws {
             let frameCount = 150
             let cluster = try TestCluster("kill")

@@ -37,7 +37,7 @@ struct DetectionRestartTests {
         return condition()
     }
 
-    @Test("a thread whose analyzer fails is restarted, counted, and unhealthy until back", .timeLimit(.minutes(2)))
+    @Test("a thread whose analyzer fails is restarted, counted, and unhealthy until back", .timeLimit(.minutes(15)))
     func restart() async throws {
         let script = Script()
         var configuration = WorkerConfiguration(
