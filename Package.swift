@@ -267,7 +267,8 @@ let package = Package(
         // MARK: - Tests
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
-        .testTarget(name: "FacewireProtocolTests", dependencies: ["FacewireProtocol", "FacewireVocabulary", "FacewireTransport"]),
+        .testTarget(name: "FacewireProtocolTests", dependencies: ["FacewireProtocol", "FacewireVocabulary"]),
+        .testTarget(name: "FacewireTransportTests", dependencies: ["FacewireTransport", "FacewireProtocol", "ZeroMQ"]),
         .testTarget(name: "FacewireTailTests", dependencies: ["FacewireTail", "FacewireProtocol"]),
         .testTarget(name: "FacewireFuzzingTests", dependencies: ["FacewireFuzzing"]),
         .testTarget(name: "FacewireImageTests", dependencies: ["FacewireImage"]),

@@ -15,8 +15,7 @@ import ZeroMQ
 public final class CollectorSession {
     /// What a session is for; each sets the socket options that purpose needs.
     public enum Purpose: Sendable {
-        /// Hellos out, Welcomes in (worker, view, tail): messages up to ``Wire/maxControlMessageBytes``, nothing
-        /// kept at close.
+        /// Hellos out, Welcomes in (worker, view, tail): nothing kept at close.
         case discovery
         /// A capture node's hellos, skips and stream ends: up to 100,000 queued while the collector is away, and up
         /// to 5 s at close for the last of them (a stream's end) to go out.
@@ -24,8 +23,19 @@ public final class CollectorSession {
         /// A worker thread's results: up to 10,000 queued, and up to 2 s at close so that the answers to the frames
         /// in hand go out when a worker stops.
         case results
-        /// One request and its reply (`facewire reset`): replies up to ``Wire/maxControlMessageBytes``.
+        /// One request and its reply (`facewire reset`).
         case request
+
+        /// Messages from the collector queued unread at most (`ZMQ_RCVHWM`). A collector answers a hello with one
+        /// Welcome (and pushes one when the capture nodes change), so 16 is ample where they are read. Capture control
+        /// and results sessions never read: a collector sends them nothing, and a hostile peer that does fills one
+        /// slot, after which libzmq stops reading the connection. (0 would mean unbounded.)
+        public var receiveQueue: Int32 {
+            switch self {
+            case .discovery, .request: 16
+            case .captureControl, .results: 1
+            }
+        }
     }
 
     /// A message from the collector, checked.
@@ -52,9 +62,13 @@ public final class CollectorSession {
     public init(context: ZMQContext, collector: String, security: CurveSecurity?, purpose: Purpose, hello: Hello? = nil) throws {
         let socket = try ZMQSocket(context: context, kind: .dealer)
         do {
+            // Whatever the purpose, what the peer at the collector's endpoint sends is bounded before it costs memory:
+            // no message over Wire.maxControlMessageBytes (the connection is dropped first), and few queued unread.
+            try socket.setMaxMessageSize(Wire.maxControlMessageBytes)
+            try socket.setHighWaterMarks(receive: purpose.receiveQueue)
             switch purpose {
             case .discovery, .request:
-                try socket.setMaxMessageSize(Wire.maxControlMessageBytes)
+                break
             case .captureControl:
                 try socket.setHighWaterMarks(send: 100_000)
                 try socket.setLinger(milliseconds: 5000)
