@@ -69,7 +69,8 @@ public final class OpenCVFaceDetector {
                 }
             }
         }
-        return Int(count)
+        // The shim writes at most `capacity`; clamp anyway, as the buffer is indexed by what it says.
+        return min(Int(count), capacity)
     }
 
     /// Refines the landmarks of the first `count` faces of the last ``detect(_:inputWidth:)`` where they are tilted
@@ -88,7 +89,7 @@ public final class OpenCVFaceDetector {
         }
     }
 
-    /// Face `index` of the last detection.
+    /// Face `index` (below what ``detect(_:inputWidth:)`` returned) of the last detection.
     public func face(at index: Int) -> OpenCVFace {
         let face = buffer[index]
         let l = face.landmarks
