@@ -66,6 +66,7 @@ let package = Package(
         .target(
             name: "FacewireRuntime",
             dependencies: [
+                "FacewireVocabulary",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -135,6 +136,7 @@ let package = Package(
         // Heart rate from skin colour (POS, CHROM, PBV) and its evaluation on recordings. Pure.
         .target(
             name: "FacewirePulse",
+            dependencies: ["FacewireVocabulary"],
             swiftSettings: swiftSettings
         ),
         // Detection and attribute accuracy on annotated sets (`facewire eval`).
@@ -149,7 +151,7 @@ let package = Package(
         .target(
             name: "FacewireCaptureCore",
             dependencies: [
-                "FacewireProtocol", "FacewireVocabulary", "FacewireRuntime", .product(name: "Logging", package: "swift-log"),
+                "FacewireProtocol", "FacewireVocabulary",
             ],
             swiftSettings: swiftSettings
         ),
@@ -171,7 +173,7 @@ let package = Package(
         .target(
             name: "FacewireWorker",
             dependencies: [
-                "ZeroMQ", "FacewireRuntime", "FacewireProtocol", "FacewireTransport", "FacewireWorkerCore",
+                "ZeroMQ", "FacewireRuntime", "FacewireProtocol", "FacewireTransport", "FacewireWorkerCore", "FacewireVocabulary",
                 "FacewireDetection",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -204,7 +206,7 @@ let package = Package(
         // The live view's joins and galleries, pure.
         .target(
             name: "FacewireViewCore",
-            dependencies: ["FacewireProtocol", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            dependencies: ["FacewireProtocol", "FacewireVocabulary", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
             swiftSettings: swiftSettings
         ),
         // The live view's shell: face crops and drawn snapshots (Imaging/, OpenCV), the collector's stream and the
@@ -247,7 +249,7 @@ let package = Package(
             name: "FacewireFuzzing",
             dependencies: [
                 "FacewireProtocol", "FacewireVocabulary", "FacewireImage", "FacewireDetection", "FacewireWorkerCore",
-                "FacewireCollectorCore", "FacewireTracking", "FacewireCaptureCore", "FacewireRuntime",
+                "FacewireCollectorCore", "FacewireTracking", "FacewirePulse", "FacewireCaptureCore", "FacewireRuntime",
             ],
             swiftSettings: swiftSettings
         ),
@@ -284,20 +286,32 @@ let package = Package(
             name: "FacewireWorkerTests",
             dependencies: [
                 "FacewireWorker", "FacewireWorkerCore", "FacewireDetection", "FacewireProtocol", "FacewireImage",
-                "FacewireRuntime",
+                "FacewireRuntime", "FacewireVocabulary",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(
             name: "FacewireCaptureTests",
             dependencies: [
-                "FacewireCapture", "FacewireCaptureCore", "FacewireTesting", "FacewireFuzzing", "FacewireImage",
-                "FacewireRuntime", "FacewireProtocol",
+                "FacewireCapture", "FacewireCaptureCore", "FacewireTesting", "FacewireImage", "FacewireRuntime",
+                "FacewireProtocol",
             ]),
+        .testTarget(
+            name: "FacewireCaptureCoreTests",
+            dependencies: ["FacewireCaptureCore", "FacewireFuzzing", "FacewireRuntime", "FacewireProtocol", "FacewireVocabulary"]),
+        .testTarget(
+            name: "FacewireWorkerCoreTests",
+            dependencies: ["FacewireWorkerCore", "FacewireDetection", "FacewireProtocol", "FacewireVocabulary", "FacewireFuzzing"]),
+        .testTarget(
+            name: "FacewireViewCoreTests", dependencies: ["FacewireViewCore", "FacewireProtocol", "FacewireVocabulary", "FacewireFuzzing"]),
+        .testTarget(name: "FacewireTrackingTests", dependencies: ["FacewireTracking", "FacewireVocabulary", "FacewireFuzzing"]),
+        .testTarget(name: "FacewirePulseTests", dependencies: ["FacewirePulse", "FacewireVocabulary", "FacewireFuzzing"]),
         .testTarget(
             name: "FacewireCollectorTests", dependencies: ["FacewireCollector", "FacewireProtocol", "FacewireRuntime", "ZeroMQ"]),
         .testTarget(
             name: "FacewireCollectorCoreTests",
-            dependencies: ["FacewireCollectorCore", "FacewireTracking", "FacewirePulse", "FacewireProtocol", "FacewireVocabulary"]),
+            dependencies: [
+                "FacewireCollectorCore", "FacewireTracking", "FacewirePulse", "FacewireProtocol", "FacewireVocabulary", "FacewireFuzzing",
+            ]),
         .testTarget(
             name: "FacewireViewTests",
             dependencies: [

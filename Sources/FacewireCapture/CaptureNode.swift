@@ -84,25 +84,28 @@ public final class CaptureNode: @unchecked Sendable {
             logger.warning("--fps is ignored for a live source, which sets its own pace; use --max-fps to send fewer frames")
         }
         let settings = configuration.coreSettings(for: source, frameEndpoint: advertised, previewEndpoint: previewAdvertised)
-        var core = Core(settings: settings, counters: counters, at: .now) { [logger, counters] identity, worker, frame in
+        var core = Core(settings: settings, at: .now)
+        /// Sends a frame the core handed over; only a frame a worker took is previewed, so that its result will exist.
+        func transmit(_ transmission: Core.Transmission) -> Core.SendOutcome {
+            let frame = transmission.frame
             guard let parts = try? FrameMessage(header: frame.header, jpeg: frame.payload).parts() else {
                 counters.add("frames_unencodable")
                 return .gone
             }
-            let outcome = router.send(parts, to: identity)
+            let outcome = router.send(parts, to: transmission.identity)
             if case .sent = outcome {
-                logger.debug("dispatched", metadata: ["seq": "\(frame.header.seq)", "worker": "\(worker)"])
-                // Only a frame a worker took is previewed, so that its result will exist.
+                logger.debug("dispatched", metadata: ["seq": "\(frame.header.seq)", "worker": "\(transmission.worker)"])
                 preview?.offer(parts)
             }
             return outcome
         }
-        func perform(_ outputs: [Core.Output]) {
-            for output in outputs {
-                switch output {
-                case .control(let body): control?.send(body)
-                case .log(let level, let message, let metadata): logger.log(level: level, "\(message)", metadata: metadata)
-                }
+        /// Carries out what the core decided: each send (its outcome reported back), then counts, logs and control
+        /// messages.
+        func perform(_ output: Core.Output) {
+            for output in core.settle(output, at: { .now }, transmit: transmit) {
+                counters.add(output.counts)
+                logger.write(output.logs)
+                for case .control(let body) in output.actions { control?.send(body) }
             }
         }
         /// Feeds the Readys that arrive within `milliseconds` to the core (a view subscribing or leaving ends the wait
@@ -118,7 +121,7 @@ public final class CaptureNode: @unchecked Sendable {
         do {
             loop: while !stop.isStopped {
                 try collectReadys(waiting: 0)
-                perform(core.tick(at: .now))
+                perform(core.tick(at: .now, totals: counters.totals))
                 waitingWorkers.record(core.creditsHeld)
                 liveness.beat("\(source.description): epoch \(core.epoch), \(core.nextSeq) frames numbered")
                 cameraUp.record(1)
@@ -189,5 +192,5 @@ public final class CaptureNode: @unchecked Sendable {
 
 extension CaptureCore.Instant {
     /// The clocks' current readings.
-    static var now: Self { Self(monotonicNs: Clock.monotonicNanoseconds(), wallUs: Clock.wallMicroseconds()) }
+    static var now: Self { Clock.now() }
 }

@@ -36,7 +36,7 @@ final class PreviewPublisher {
         try socket.setMaxMessageSize(4096)
         try socket.setTCPKeepalive(idleSeconds: 10, intervalSeconds: 2, count: 3)
         try socket.setLinger(milliseconds: 0)
-        gate = PreviewGate(stream: stream, fps: fps, counters: counters)
+        gate = PreviewGate(stream: stream, fps: fps)
         self.counters = counters
         endpoint = try socket.bind(bind)
         subscribers.record(0)
@@ -50,7 +50,7 @@ final class PreviewPublisher {
         var read = 0
         while read < Self.subscriptionsPerRead, let parts = try socket.receive(dontWait: true) {
             read += 1
-            gate.receive(parts)
+            if let counter = gate.receive(parts).counter { counters.add(counter) }
         }
         if read > 0 { subscribers.record(gate.subscriptions) }
     }
@@ -58,7 +58,10 @@ final class PreviewPublisher {
     /// Offers the frame just handed to a worker: `frame` is the `[FrameHeader][JPEG]` the worker got. Costs one
     /// comparison when no view is subscribed.
     func offer(_ frame: [[UInt8]]) {
-        guard gate.isWanted, gate.offer(atNs: Clock.monotonicNanoseconds()) else { return }
+        guard gate.isWanted else { return }
+        let offer = gate.offer(atNs: Clock.monotonicNanoseconds())
+        if let counter = offer.counter { counters.add(counter) }
+        guard offer == .previewed else { return }
         do {
             if try socket.send([gate.topic] + frame, dontWait: true) {
                 counters.add("preview_frames_sent")

@@ -1,7 +1,5 @@
 import FacewireVocabulary
 import FacewireProtocol
-import FacewireRuntime
-import Logging
 
 /// Every decision a capture node makes, without sockets or clocks: when a frame is due, how it is numbered, which
 /// worker gets it, what is held, dropped and reported, and when the collector hears a hello or the stream's end
@@ -9,9 +7,9 @@ import Logging
 ///
 /// The shell (``CaptureNode``) reads the source and the sockets and feeds what happened in, each input with the time
 /// it happened (``Instant``): a frame read, a Ready, the end or loss of the source, or just a tick. The core answers
-/// with ``Output``s (control messages for the collector, log lines) and sends frames through the `transmit` closure
-/// it was given, which reports whether the send went out. ``next(at:)`` tells the shell what to do next: read a frame,
-/// wait (for a Ready or a time), or finish.
+/// each with an ``Output`` (the shared ``Effects``: frames to send, control messages for the collector, counters, log
+/// lines); the shell reports how each frame's send went (``transmitted(_:at:)``) before its next input. ``next(at:)``
+/// tells the shell what to do next: read a frame, wait (for a Ready or a time), or finish.
 ///
 /// Invariants (tested): every numbered sequence is sent once or reported skipped once, sequences are gap-free per
 /// epoch, and no frame goes to a connection without a live credit.
@@ -113,7 +111,7 @@ public struct CaptureCore<Payload> {
     }
 
     /// How a send went (SPEC 3.1: a failed send consumes the credit; the next one is tried).
-    public enum SendOutcome: Sendable {
+    public enum SendOutcome: Sendable, Equatable {
         case sent
         /// The connection's pipe is full (`EAGAIN`).
         case full
@@ -121,13 +119,27 @@ public struct CaptureCore<Payload> {
         case gone
     }
 
-    /// Something for the shell to do besides sending frames.
-    public enum Output {
+    /// What the shell does for the core besides counting and logging.
+    public enum Action {
+        /// Send a frame on the frame socket to a connection whose credit the core took. The shell reports how it went
+        /// (``transmitted(_:at:)``) before it hands the core anything else.
+        case send(Transmission)
         /// A control message for the collector.
         case control(Envelope.OneOf_Body)
-        /// A log line.
-        case log(Logger.Level, String, Logger.Metadata)
     }
+
+    /// A frame for one connection.
+    public struct Transmission {
+        /// The connection's routing identity.
+        public var identity: [UInt8]
+        /// Its worker id (bounded), for logs.
+        public var worker: String
+        /// The frame, `sent_time_us` set.
+        public var frame: Outgoing
+    }
+
+    /// What one input asks the shell to do: the shared ``Effects`` shape with the capture node's actions.
+    public typealias Output = Effects<Action>
 
     /// What the shell should do next.
     public enum Step: Equatable, Sendable {
@@ -139,13 +151,59 @@ public struct CaptureCore<Payload> {
         case finished
     }
 
-    private enum Phase: Equatable {
-        case running
-        /// The source ended (or `--frames` was reached): a held frame may still go until `deadlineNs`.
-        case ending(deadlineNs: UInt64)
-        /// The camera is gone; the epoch ended.
+    /// Frames not yet sent: each phase that can have them carries them.
+    struct Unsent {
+        /// Live pacing's leaky one-frame queue.
+        var held: Outgoing?
+        /// A frame that must go to a worker before anything else is read (unpaced frames; seq 0 of a timed source).
+        var waiting: Outgoing?
+        /// A frame read ahead of its time (timed pacing), not yet numbered.
+        var upcoming: (frame: ReadFrame, dueNs: UInt64)?
+
+        var isEmpty: Bool { held == nil && waiting == nil && upcoming == nil }
+    }
+
+    /// Where the stream is; each phase carries its own data.
+    enum Phase {
+        /// Frames are read and numbered.
+        case running(Unsent)
+        /// The source ended (or `--frames` was reached): a held frame may still go until `deadlineNs` (nothing is read
+        /// ahead any more).
+        case ending(deadlineNs: UInt64, Unsent)
+        /// The camera is gone; the epoch ended (its `StreamEnd` was sent), nothing is unsent.
         case lost
+        /// The stream is over (its `StreamEnd` was sent), nothing is unsent.
         case finished
+    }
+
+    /// What becomes of a frame when its send is refused and no other credit is left.
+    enum Fallback {
+        /// It was a held frame's last chance: dropped at the source.
+        case drop
+        /// It is held for the next Ready (live and timed pacing).
+        case hold
+        /// It waits for the next Ready before anything else is read; seq 0 of a file starts the timeline when it goes.
+        case wait(startsTimeline: Bool)
+    }
+
+    /// Where a file's frames fall due (timed pacing).
+    struct Timeline {
+        /// Frames read from the source, over all epochs.
+        var framesRead: UInt64 = 0
+        /// When seq 0 went out (the timeline's origin), once it has.
+        var startNs: UInt64?
+        /// The first frame's presentation time.
+        var firstMediaTime: Double?
+        /// The last offset handed out, so that no frame is due before the one read before it.
+        var lastOffsetSeconds = 0.0
+    }
+
+    /// When periodic things were last done, and the refused Readys not yet logged.
+    struct Housekeeping {
+        var lastHelloNs: UInt64
+        var lastPruneNs: UInt64 = 0
+        var lastWarningNs: [String: UInt64] = [:]
+        var refusedSinceWarning: [String: UInt64] = [:]
     }
 
     /// `--max-workers` default.
@@ -159,8 +217,6 @@ public struct CaptureCore<Payload> {
 
     /// What the core was configured with.
     public let settings: Settings
-    private let counters: Counters
-    private let transmit: ([UInt8], String, Outgoing) -> SendOutcome
 
     /// The current epoch.
     public private(set) var epoch: UInt64
@@ -168,37 +224,21 @@ public struct CaptureCore<Payload> {
     public private(set) var nextSeq: UInt64 = 0
     /// Frames numbered over all epochs.
     public private(set) var numbered = 0
-    private var phase = Phase.running
-    private var endSent = false
-    /// Live pacing's leaky one-frame queue.
-    private var held: Outgoing?
-    /// A frame that must go to a worker before anything else is read (unpaced frames; seq 0 of a timed source).
-    private var waiting: Outgoing?
-    /// A frame read ahead of its time (timed pacing), not yet numbered.
-    private var upcoming: (frame: ReadFrame, dueNs: UInt64)?
+    private(set) var phase = Phase.running(Unsent())
+    /// Sends handed to the shell whose outcome it has not reported yet, oldest first (empty between inputs).
+    private var inFlight: [(frame: Outgoing, fallback: Fallback)] = []
     /// Dropped frames not yet reported.
     private var skipRun: (first: UInt64, count: UInt64, captureTimeUs: Int64)?
-    private var lastHelloNs: UInt64
-    private var lastPruneNs: UInt64 = 0
-    private var framesRead: UInt64 = 0
-    private var timelineStartNs: UInt64?
-    private var firstMediaTime: Double?
-    private var lastOffsetSeconds = 0.0
+    private var timeline = Timeline()
+    private var housekeeping: Housekeeping
     private var rateLimit: RateLimit?
     private var credits: CreditTable
     private var statistics: CaptureStatistics
-    private var lastWarningNs: [String: UInt64] = [:]
-    private var refusedSinceWarning: [String: UInt64] = [:]
 
-    /// - Parameter transmit: sends a frame to a connection (routing id, its worker id for logs, the frame).
-    public init(
-        settings: Settings, counters: Counters, at now: Instant, transmit: @escaping ([UInt8], String, Outgoing) -> SendOutcome
-    ) {
+    public init(settings: Settings, at now: Instant) {
         self.settings = settings
-        self.counters = counters
-        self.transmit = transmit
         epoch = settings.epoch
-        lastHelloNs = now.monotonicNs
+        housekeeping = Housekeeping(lastHelloNs: now.monotonicNs)
         rateLimit = settings.maxFPS.flatMap { $0 > 0 && $0.isFinite ? RateLimit(maxFPS: $0) : nil }
         credits = CreditTable(capacity: settings.maxWorkers, lifetimeNs: settings.creditLifetimeNs)
         statistics = CaptureStatistics(now: now.monotonicNs)
@@ -207,148 +247,197 @@ public struct CaptureCore<Payload> {
     // MARK: Inputs
 
     /// The node starts: the first hello.
-    public mutating func start(at now: Instant) -> [Output] {
-        var outputs: [Output] = []
-        hello(at: now, into: &outputs)
-        return outputs
+    public mutating func start(at now: Instant) -> Output {
+        var out = Output()
+        hello(at: now, into: &out)
+        return out
     }
 
     /// A Ready from connection `identity`: a credit, or a counted refusal. A held or waiting frame goes out at once.
-    public mutating func ready(_ ready: Ready, from identity: [UInt8], at now: Instant) -> [Output] {
-        var outputs: [Output] = []
+    public mutating func ready(_ ready: Ready, from identity: [UInt8], at now: Instant) -> Output {
+        var out = Output()
         guard ready.version == Wire.version else {
-            counters.add("ready_malformed")
-            return outputs
+            out.count("ready_malformed")
+            return out
         }
         guard (1...Self.maxIdentityBytes).contains(identity.count) else {
-            refuse("ready_refused_identity", "a Ready with an unusable routing identity was ignored", at: now, into: &outputs)
-            return outputs
+            refuse("ready_refused_identity", "a Ready with an unusable routing identity was ignored", at: now, into: &out)
+            return out
         }
         var worker = ready.worker
         if worker.utf8.count > Self.maxWorkerIDBytes {
             worker = String(decoding: worker.utf8.prefix(Self.maxWorkerIDBytes), as: UTF8.self)
-            counters.add("ready_worker_id_truncated")
+            out.count("ready_worker_id_truncated")
         }
         switch credits.renew(identity, worker: worker, at: now.monotonicNs) {
         case .granted, .renewed: break
         case .refusedFull:
             refuse(
                 "credits_refused_cap", "a worker connection was refused a credit: --max-workers \(credits.capacity) connections hold one",
-                at: now, into: &outputs)
-            return outputs
+                at: now, into: &out)
+            return out
         }
-        sendPending(at: now, into: &outputs)
-        settleEnding(at: now, into: &outputs)
-        return outputs
+        sendUnsent(at: now, into: &out)
+        settleEnding(at: now, into: &out)
+        return out
     }
 
     /// A Ready that did not parse.
-    public mutating func malformedReady(at now: Instant) -> [Output] {
-        counters.add("ready_malformed")
-        return []
+    public mutating func malformedReady(at now: Instant) -> Output {
+        var out = Output()
+        out.count("ready_malformed")
+        return out
+    }
+
+    /// How the oldest send not yet reported went (SPEC 3.1: a refused send consumes the credit, and the next credit is
+    /// tried; with none left, the frame is held, waits or is dropped at the source as its pacing says).
+    public mutating func transmitted(_ outcome: SendOutcome, at now: Instant) -> Output {
+        var out = Output()
+        guard !inFlight.isEmpty else { return out }
+        let (frame, fallback) = inFlight.removeFirst()
+        switch outcome {
+        case .sent:
+            out.count("frames_sent")
+            flushSkips(into: &out)
+            if case .wait(startsTimeline: true) = fallback { timeline.startNs = now.monotonicNs }  // the timeline starts now
+        case .full, .gone:
+            out.count(outcome == .full ? "worker_full" : "worker_gone")
+            dispatch(frame, fallback: fallback, at: now, into: &out)
+        }
+        settleEnding(at: now, into: &out)
+        return out
+    }
+
+    /// Carries out the sends of `output` with `transmit` and reports each outcome back to the core, until no send is
+    /// left: every output in order, `output` first, then the core's answers to the reports (which may hold the next
+    /// sends). What a shell does with each input's output before anything else; the rest (counts, logs, control
+    /// messages) is the shell's to carry out.
+    public mutating func settle(_ output: Output, at now: () -> Instant, transmit: (Transmission) -> SendOutcome) -> [Output] {
+        var outputs = [output]
+        var next = 0
+        while next < outputs.count {
+            for case .send(let transmission) in outputs[next].actions {
+                outputs.append(transmitted(transmit(transmission), at: now()))
+            }
+            next += 1
+        }
+        return outputs
     }
 
     /// The shell read a frame from the source (when ``next(at:)`` said ``Step/read``).
-    public mutating func frameRead(_ frame: ReadFrame, at now: Instant) -> [Output] {
-        var outputs: [Output] = []
-        guard phase == .running else { return outputs }
-        framesRead += 1
+    public mutating func frameRead(_ frame: ReadFrame, at now: Instant) -> Output {
+        var out = Output()
+        guard case .running(var unsent) = phase else { return out }
+        timeline.framesRead += 1
         if case .timed(let fps, let followsMediaTime) = settings.pacing {
             // Due at its place on the source's timeline: its presentation time, or its index at the rate.
-            let start = timelineStartNs ?? now.monotonicNs
-            timelineStartNs = start
-            if firstMediaTime == nil { firstMediaTime = frame.mediaTimeSeconds }
-            var offset = Double(framesRead - 1) / fps
-            if followsMediaTime, let time = frame.mediaTimeSeconds, let first = firstMediaTime { offset = time - first }
-            if !offset.isFinite || offset < lastOffsetSeconds { offset = lastOffsetSeconds }  // never back in time
-            lastOffsetSeconds = offset
+            let start = timeline.startNs ?? now.monotonicNs
+            timeline.startNs = start
+            if timeline.firstMediaTime == nil { timeline.firstMediaTime = frame.mediaTimeSeconds }
+            var offset = Double(timeline.framesRead - 1) / fps
+            if followsMediaTime, let time = frame.mediaTimeSeconds, let first = timeline.firstMediaTime { offset = time - first }
+            if !offset.isFinite || offset < timeline.lastOffsetSeconds { offset = timeline.lastOffsetSeconds }  // never back in time
+            timeline.lastOffsetSeconds = offset
             let due = start.addingClamped(Self.nanoseconds(offset))
             if due > now.monotonicNs {
-                upcoming = (frame, due)
-                return outputs
+                unsent.upcoming = (frame, due)
+                phase = .running(unsent)
+                return out
             }
         }
-        number(frame, at: now, into: &outputs)
-        return outputs
+        number(frame, at: now, into: &out)
+        return out
     }
 
     /// The source has no more frames. A held frame may still go within one frame interval.
-    public mutating func sourceEnded(at now: Instant) -> [Output] {
-        var outputs: [Output] = []
-        guard phase == .running else { return outputs }
-        beginEnding(at: now, into: &outputs)
-        return outputs
+    public mutating func sourceEnded(at now: Instant) -> Output {
+        var out = Output()
+        guard case .running = phase else { return out }
+        beginEnding(at: now, into: &out)
+        return out
     }
 
     /// The camera disappeared: what was held is dropped, the epoch ends (`StreamEnd`).
-    public mutating func sourceLost(at now: Instant) -> [Output] {
-        var outputs: [Output] = []
-        guard phase != .finished, phase != .lost else { return outputs }
-        counters.add("camera_lost")
-        dropUnsent(into: &outputs)
-        sendEnd(into: &outputs)
-        phase = .lost
-        return outputs
+    public mutating func sourceLost(at now: Instant) -> Output {
+        var out = Output()
+        switch phase {
+        case .running, .ending:
+            out.count("camera_lost")
+            dropUnsent(into: &out)
+            sendEnd(into: &out)
+            phase = .lost
+        case .lost, .finished: break
+        }
+        return out
     }
 
     /// The camera is back: a new epoch (greater than the last, at least the wall clock), from seq 0, announced. After
     /// epoch 2^64−1 there is none: the node finishes.
-    public mutating func sourceBack(at now: Instant) -> [Output] {
-        var outputs: [Output] = []
-        guard phase == .lost else { return outputs }
+    public mutating func sourceBack(at now: Instant) -> Output {
+        var out = Output()
+        guard case .lost = phase else { return out }
         guard epoch < .max else {
             // No greater epoch exists: the stream cannot start again.
-            outputs.append(.log(.error, "the camera is back, but the epoch is 2^64-1 and no greater one exists: the stream ends", [:]))
+            out.log(.error, "the camera is back, but the epoch is 2^64-1 and no greater one exists: the stream ends")
             phase = .finished
-            return outputs
+            return out
         }
         epoch = max(UInt64(clamping: now.wallUs), epoch + 1)
         nextSeq = 0
-        endSent = false
-        phase = .running
-        counters.add("camera_reopened")
-        outputs.append(.log(.notice, "camera back: a new epoch begins", ["epoch": "\(epoch)"]))
-        hello(at: now, into: &outputs)
-        return outputs
+        phase = .running(Unsent())
+        out.count("camera_reopened")
+        out.log(.notice, "camera back: a new epoch begins", ["epoch": "\(epoch)"])
+        hello(at: now, into: &out)
+        return out
     }
 
-    /// Time passed: a frame read ahead may be due, expired credits go, hellos and statistics are sent when due,
-    /// and an ending stream finishes.
-    public mutating func tick(at now: Instant) -> [Output] {
-        var outputs: [Output] = []
-        if let frame = upcoming, frame.dueNs <= now.monotonicNs, phase == .running {
-            upcoming = nil
-            number(frame.frame, at: now, into: &outputs)
+    /// Time passed: a frame read ahead may be due, expired credits go, hellos and statistics are sent when due, and an
+    /// ending stream finishes. `totals` are the node's counters, read only when a statistics line is due.
+    public mutating func tick(at now: Instant, totals: @autoclosure () -> [String: UInt64] = [:]) -> Output {
+        var out = Output()
+        if case .running(var unsent) = phase, let frame = unsent.upcoming, frame.dueNs <= now.monotonicNs {
+            unsent.upcoming = nil
+            phase = .running(unsent)
+            number(frame.frame, at: now, into: &out)
         }
-        if now.monotonicNs.saturatingDistance(from: lastPruneNs) >= Self.pruneIntervalNs {
+        if now.monotonicNs.saturatingDistance(from: housekeeping.lastPruneNs) >= Self.pruneIntervalNs {
             // At most every 100 ms: a scan of up to --max-workers credits.
-            lastPruneNs = now.monotonicNs
+            housekeeping.lastPruneNs = now.monotonicNs
             let expired = credits.removeExpired(at: now.monotonicNs)
-            if expired > 0 { counters.add("credits_expired", UInt64(expired)) }
+            if expired > 0 { out.count("credits_expired", UInt64(expired)) }
         }
-        if phase != .lost, phase != .finished, now.monotonicNs.saturatingDistance(from: lastHelloNs) >= settings.helloIntervalNs {
-            flushSkips(into: &outputs)
-            hello(at: now, into: &outputs)
+        switch phase {
+        case .running, .ending:
+            if now.monotonicNs.saturatingDistance(from: housekeeping.lastHelloNs) >= settings.helloIntervalNs {
+                flushSkips(into: &out)
+                hello(at: now, into: &out)
+            }
+        case .lost, .finished: break
         }
         if settings.statisticsIntervalNs > 0, now.monotonicNs.saturatingDistance(from: statistics.windowStart) >= settings.statisticsIntervalNs {
-            let report = statistics.report(counters: counters, now: now.monotonicNs)
-            outputs.append(.log(.info, "capture statistics", ["stream": "\(settings.stream)", "figures": "\(report)"]))
+            let report = statistics.report(totals: totals(), now: now.monotonicNs)
+            out.log(.info, "capture statistics", ["stream": "\(settings.stream)", "figures": "\(report)"])
         }
-        if case .ending(let deadline) = phase, now.monotonicNs >= deadline, let frame = held {
-            held = nil
-            dropAtSource(frame, into: &outputs)
+        if case .ending(let deadline, var unsent) = phase, now.monotonicNs >= deadline, let frame = unsent.held {
+            unsent.held = nil
+            phase = .ending(deadlineNs: deadline, unsent)
+            dropAtSource(frame, into: &out)
         }
-        settleEnding(at: now, into: &outputs)
-        return outputs
+        settleEnding(at: now, into: &out)
+        return out
     }
 
     /// The node stops (a signal, or an error): whatever was not sent is reported skipped, and the stream ends.
-    public mutating func stop(at now: Instant) -> [Output] {
-        var outputs: [Output] = []
-        dropUnsent(into: &outputs)
-        sendEnd(into: &outputs)
+    public mutating func stop(at now: Instant) -> Output {
+        var out = Output()
+        switch phase {
+        case .running, .ending:
+            dropUnsent(into: &out)
+            sendEnd(into: &out)
+        case .lost, .finished: break  // the epoch's end was sent
+        }
         phase = .finished
-        return outputs
+        return out
     }
 
     // MARK: Queries
@@ -358,19 +447,19 @@ public struct CaptureCore<Payload> {
         switch phase {
         case .finished: return .finished
         case .lost: return .wait(untilNs: nil)
-        case .ending(let deadline):
-            if waiting != nil { return .wait(untilNs: nil) }
-            return held == nil ? .finished : .wait(untilNs: deadline)
-        case .running:
-            if waiting != nil { return .wait(untilNs: nil) }
-            if let upcoming { return .wait(untilNs: upcoming.dueNs) }
-            if settings.pacing == .unpaced, framesRead > 0, credits.liveCount(at: now.monotonicNs) == 0 { return .wait(untilNs: nil) }
+        case .ending(let deadline, let unsent):
+            if unsent.waiting != nil { return .wait(untilNs: nil) }
+            return unsent.held == nil ? .finished : .wait(untilNs: deadline)
+        case .running(let unsent):
+            if unsent.waiting != nil { return .wait(untilNs: nil) }
+            if let upcoming = unsent.upcoming { return .wait(untilNs: upcoming.dueNs) }
+            if settings.pacing == .unpaced, timeline.framesRead > 0, credits.liveCount(at: now.monotonicNs) == 0 { return .wait(untilNs: nil) }
             return .read
         }
     }
 
     /// Whether a frame is held for the next idle worker (the shell then looks for Readys more often).
-    public var holdsFrame: Bool { held != nil }
+    public var holdsFrame: Bool { unsent.held != nil }
 
     /// Worker connections holding a live credit.
     public func waitingWorkers(at now: Instant) -> Int { credits.liveCount(at: now.monotonicNs) }
@@ -381,14 +470,32 @@ public struct CaptureCore<Payload> {
 
     // MARK: Decisions
 
-    private mutating func number(_ frame: ReadFrame, at now: Instant, into outputs: inout [Output]) {
-        counters.add("frames_captured")
+    /// The unsent frames of the current phase (none once the epoch or the stream ended). Setting them outside a phase
+    /// that has any is a no-op: the lost and finished phases hold nothing.
+    private var unsent: Unsent {
+        get {
+            switch phase {
+            case .running(let unsent), .ending(_, let unsent): unsent
+            case .lost, .finished: Unsent()
+            }
+        }
+        set {
+            switch phase {
+            case .running: phase = .running(newValue)
+            case .ending(let deadline, _): phase = .ending(deadlineNs: deadline, newValue)
+            case .lost, .finished: assert(newValue.isEmpty, "a frame kept after its epoch ended")
+            }
+        }
+    }
+
+    private mutating func number(_ frame: ReadFrame, at now: Instant, into out: inout Output) {
+        out.count("frames_captured")
         let captureTime = frame.captureTimeUs ?? now.wallUs
         if var limit = rateLimit {
             let keep = limit.keep(timeMicroseconds: captureTime)
             rateLimit = limit
             guard keep else {
-                counters.add("frames_over_max_fps")
+                out.count("frames_over_max_fps")
                 return
             }
         }
@@ -408,54 +515,52 @@ public struct CaptureCore<Payload> {
         nextSeq += 1
         numbered += 1
         let outgoing = Outgoing(header: header, payload: frame.payload)
-        if let previous = held {
+        if let previous = unsent.held {
             // The held frame's last chance: a worker whose Ready came with the new frame takes it; else it is dropped.
-            held = nil
-            if !send(previous, at: now, into: &outputs) { dropAtSource(previous, into: &outputs) }
+            unsent.held = nil
+            dispatch(previous, fallback: .drop, at: now, into: &out)
         }
         switch settings.pacing {
-        case .unpaced:
-            if !send(outgoing, at: now, into: &outputs) { waiting = outgoing }
-        case .timed where header.seq == 0:
-            if send(outgoing, at: now, into: &outputs) { timelineStartNs = now.monotonicNs } else { waiting = outgoing }
-        case .timed, .live:
-            if !send(outgoing, at: now, into: &outputs) { held = outgoing }
+        case .unpaced: dispatch(outgoing, fallback: .wait(startsTimeline: false), at: now, into: &out)
+        case .timed where header.seq == 0: dispatch(outgoing, fallback: .wait(startsTimeline: true), at: now, into: &out)
+        case .timed, .live: dispatch(outgoing, fallback: .hold, at: now, into: &out)
         }
-        if let maxFrames = settings.maxFrames, numbered >= maxFrames { beginEnding(at: now, into: &outputs) }
+        if let maxFrames = settings.maxFrames, numbered >= maxFrames { beginEnding(at: now, into: &out) }
     }
 
-    /// Sends to the connection whose live credit is oldest; false when no credit is left.
-    private mutating func send(_ frame: Outgoing, at now: Instant, into outputs: inout [Output]) -> Bool {
+    /// Hands the frame to the connection whose live credit is oldest (the shell reports how it went); with no credit
+    /// left, the frame is dropped, held or waits (`fallback`).
+    private mutating func dispatch(_ frame: Outgoing, fallback: Fallback, at now: Instant, into out: inout Output) {
         var frame = frame
         frame.header.sentTimeUs = now.wallUs
-        while true {
-            let (credit, expired) = credits.take(at: now.monotonicNs)
-            if expired > 0 { counters.add("credits_expired", UInt64(expired)) }  // a dead or unreachable worker
-            guard let credit else { return false }
-            switch transmit(credit.identity, credit.worker, frame) {
-            case .sent:
-                counters.add("frames_sent")
-                flushSkips(into: &outputs)
-                return true
-            case .full: counters.add("worker_full")
-            case .gone: counters.add("worker_gone")
+        let (credit, expired) = credits.take(at: now.monotonicNs)
+        if expired > 0 { out.count("credits_expired", UInt64(expired)) }  // a dead or unreachable worker
+        guard let credit else {
+            switch fallback {
+            case .drop: dropAtSource(frame, into: &out)
+            case .hold: unsent.held = frame
+            case .wait: unsent.waiting = frame
             }
+            return
         }
+        inFlight.append((frame, fallback))
+        out.act(.send(Transmission(identity: credit.identity, worker: credit.worker, frame: frame)))
     }
 
     /// Offers the waiting or held frame to the credits there are.
-    private mutating func sendPending(at now: Instant, into outputs: inout [Output]) {
-        if var frame = waiting {
+    private mutating func sendUnsent(at now: Instant, into out: inout Output) {
+        if var frame = unsent.waiting {
+            unsent.waiting = nil
             // Seq 0 of a file starts the timeline when it is sent: it becomes due (and is stamped) now, not when it was
             // read before the wait for the first worker; --max-fps books its schedule from here too.
             let startsTimeline = frame.header.seq == 0 && settings.pacing.isTimed
             if startsTimeline { restamp(&frame.header, at: now) }
-            if send(frame, at: now, into: &outputs) {
-                waiting = nil
-                if startsTimeline { timelineStartNs = now.monotonicNs }  // the timeline starts now
-            }
+            dispatch(frame, fallback: .wait(startsTimeline: startsTimeline), at: now, into: &out)
         }
-        if let frame = held, send(frame, at: now, into: &outputs) { held = nil }
+        if let frame = unsent.held {
+            unsent.held = nil
+            dispatch(frame, fallback: .hold, at: now, into: &out)
+        }
     }
 
     /// Stamps a frame that waited for its first worker with the time it goes out (a file's frames are stamped when they
@@ -470,27 +575,26 @@ public struct CaptureCore<Payload> {
 
     /// A numbered frame no worker took: counted, and added to the run of skips to report (a new run if it does not
     /// follow the pending one).
-    private mutating func dropAtSource(_ frame: Outgoing, into outputs: inout [Output]) {
-        counters.add("frames_dropped_at_source")
-        counters.add("frames_dropped_no-worker")
+    private mutating func dropAtSource(_ frame: Outgoing, into out: inout Output) {
+        out.count("frames_dropped_at_source")
+        out.count("frames_dropped_no-worker")
         if let run = skipRun, run.first.addingClamped(run.count) == frame.header.seq {
             skipRun?.count += 1
         } else {
-            flushSkips(into: &outputs)
+            flushSkips(into: &out)
             skipRun = (frame.header.seq, 1, frame.header.captureTimeUs)
         }
     }
 
     /// Drops the held and waiting frames at the source and forgets the one read ahead.
-    private mutating func dropUnsent(into outputs: inout [Output]) {
-        if let frame = held { dropAtSource(frame, into: &outputs) }
-        if let frame = waiting { dropAtSource(frame, into: &outputs) }
-        held = nil
-        waiting = nil
-        upcoming = nil
+    private mutating func dropUnsent(into out: inout Output) {
+        let unsent = unsent
+        if let frame = unsent.held { dropAtSource(frame, into: &out) }
+        if let frame = unsent.waiting { dropAtSource(frame, into: &out) }
+        self.unsent = Unsent()
     }
 
-    private mutating func flushSkips(into outputs: inout [Output]) {
+    private mutating func flushSkips(into out: inout Output) {
         guard let run = skipRun else { return }
         var skipped = Skipped()
         skipped.stream = settings.stream
@@ -499,11 +603,11 @@ public struct CaptureCore<Payload> {
         skipped.count = run.count
         skipped.reason = "no-worker"
         skipped.captureTimeUs = run.captureTimeUs
-        outputs.append(.control(.skipped(skipped)))
+        out.act(.control(.skipped(skipped)))
         skipRun = nil
     }
 
-    private mutating func hello(at now: Instant, into outputs: inout [Output]) {
+    private mutating func hello(at now: Instant, into out: inout Output) {
         var hello = Hello()
         hello.role = .capture
         hello.nodeID = settings.nodeID
@@ -513,43 +617,44 @@ public struct CaptureCore<Payload> {
         hello.nextSeq = nextSeq
         hello.curvePublicKey = settings.curvePublicKey
         hello.previewEndpoint = settings.previewEndpoint
-        outputs.append(.control(.hello(hello)))
-        lastHelloNs = now.monotonicNs
+        out.act(.control(.hello(hello)))
+        housekeeping.lastHelloNs = now.monotonicNs
     }
 
-    private mutating func sendEnd(into outputs: inout [Output]) {
-        flushSkips(into: &outputs)
-        guard !endSent else { return }
+    /// The epoch's `StreamEnd`, after the skips not yet reported (called once per epoch, as its phase ends).
+    private mutating func sendEnd(into out: inout Output) {
+        flushSkips(into: &out)
         var end = StreamEnd()
         end.stream = settings.stream
         end.epoch = epoch
         end.nextSeq = nextSeq
-        outputs.append(.control(.end(end)))
-        endSent = true
+        out.act(.control(.end(end)))
     }
 
-    private mutating func beginEnding(at now: Instant, into outputs: inout [Output]) {
+    private mutating func beginEnding(at now: Instant, into out: inout Output) {
         let interval: Double = if case .timed(let fps, _) = settings.pacing { 1 / fps } else { 1.0 / 30 }
-        upcoming = nil
-        phase = .ending(deadlineNs: now.monotonicNs.addingClamped(Self.nanoseconds(interval)))
-        settleEnding(at: now, into: &outputs)
+        var unsent = unsent
+        unsent.upcoming = nil
+        phase = .ending(deadlineNs: now.monotonicNs.addingClamped(Self.nanoseconds(interval)), unsent)
+        settleEnding(at: now, into: &out)
     }
 
-    /// An ending stream with nothing left to send ends: `StreamEnd`, finished.
-    private mutating func settleEnding(at now: Instant, into outputs: inout [Output]) {
-        guard case .ending = phase, held == nil, waiting == nil else { return }
-        sendEnd(into: &outputs)
+    /// An ending stream with nothing left to send, and no send whose outcome is still to come, ends: `StreamEnd`,
+    /// finished.
+    private mutating func settleEnding(at now: Instant, into out: inout Output) {
+        guard case .ending(_, let unsent) = phase, unsent.held == nil, unsent.waiting == nil, inFlight.isEmpty else { return }
+        sendEnd(into: &out)
         phase = .finished
     }
 
     /// Counts a refused Ready and logs it at most once per warning interval, with how many since the last line.
-    private mutating func refuse(_ counter: String, _ message: String, at now: Instant, into outputs: inout [Output]) {
-        counters.add(counter)
-        refusedSinceWarning[counter, default: 0] += 1
-        if let last = lastWarningNs[counter], now.monotonicNs.saturatingDistance(from: last) < settings.warningIntervalNs { return }
-        outputs.append(.log(.warning, message, ["refused": "\(refusedSinceWarning[counter] ?? 0)", "counter": "\(counter)"]))
-        lastWarningNs[counter] = now.monotonicNs
-        refusedSinceWarning[counter] = 0
+    private mutating func refuse(_ counter: String, _ message: String, at now: Instant, into out: inout Output) {
+        out.count(counter)
+        housekeeping.refusedSinceWarning[counter, default: 0] += 1
+        if let last = housekeeping.lastWarningNs[counter], now.monotonicNs.saturatingDistance(from: last) < settings.warningIntervalNs { return }
+        out.log(.warning, message, ["refused": "\(housekeeping.refusedSinceWarning[counter] ?? 0)", "counter": "\(counter)"])
+        housekeeping.lastWarningNs[counter] = now.monotonicNs
+        housekeeping.refusedSinceWarning[counter] = 0
     }
 
     /// Seconds as nanoseconds, clamped to 0...2^62 (never traps on a huge or odd value).

@@ -1,5 +1,3 @@
-import FacewireRuntime
-
 /// What a capture node did in one reporting window, from its counters: frames captured and sent, dropped at the
 /// source by reason, encoding time, and rates. Logged every `--stats-interval` seconds.
 struct CaptureStatistics {
@@ -13,10 +11,11 @@ struct CaptureStatistics {
         ("frames_dropped_no-worker", "no-worker"), ("frames_over_max_fps", "over-max-fps"),
     ]
 
-    mutating func report(counters: Counters, now: UInt64) -> String {
+    /// The window's figures from the node's counter totals (the core's and the shell's).
+    mutating func report(totals: [String: UInt64], now: UInt64) -> String {
         let seconds = Double(now - windowStart) / 1e9
         func delta(_ name: String) -> UInt64 {
-            let value = counters.value(name)
+            let value = totals[name] ?? 0
             defer { last[name] = value }
             return value - min(value, last[name] ?? 0)
         }
@@ -31,7 +30,7 @@ struct CaptureStatistics {
         let encoded = delta("frames_encoded")
         let encodeMicroseconds = delta("encode_us")
         if encoded > 0 { parts.append(String(format: "encode %.2f ms/frame", Double(encodeMicroseconds) / Double(encoded) / 1000)) }
-        let cameraDrops = counters.names.filter { $0.hasPrefix("camera_dropped_") || $0.hasPrefix("stream_dropped_") || $0.hasPrefix("video_dropped_") }
+        let cameraDrops = totals.keys.sorted().filter { $0.hasPrefix("camera_dropped_") || $0.hasPrefix("stream_dropped_") || $0.hasPrefix("video_dropped_") }
             .map { ($0.split(separator: "_", maxSplits: 2).last.map(String.init) ?? $0, delta($0)) }.filter { $0.1 > 0 }
         if !cameraDrops.isEmpty { parts.append("unusable buffers " + cameraDrops.map { "\($0.0) \($0.1)" }.joined(separator: ", ")) }
         windowStart = now

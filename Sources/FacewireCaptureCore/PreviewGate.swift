@@ -1,8 +1,8 @@
 import FacewireProtocol
-import FacewireRuntime
 
 /// Whether a frame just handed to a worker is also published on the preview socket (SPEC 7.5). Pure: the shell
-/// (``PreviewPublisher``) feeds it the XPUB's subscription messages and asks it about each frame, with the time.
+/// (``PreviewPublisher``) feeds it the XPUB's subscription messages and asks it about each frame, with the time; each
+/// answer names the counter it adds to (``Subscription/counter``, ``Offer/counter``), which the shell counts.
 ///
 /// * **No viewer, no cost.** A frame is previewed only while some subscribed prefix is a prefix of this node's topic
 ///   (the stream id's octets and one `0x00`). The answer is one comparison until a view subscribes.
@@ -22,10 +22,35 @@ public struct PreviewGate: Sendable {
     public enum Subscription: Equatable, Sendable {
         /// A prefix of this node's topic, `length` octets long, is now subscribed (true) or no longer (false).
         case changed(length: Int, subscribed: Bool)
+        /// The prefix was already in that state (libzmq reports each prefix once; a hand-made peer may repeat it).
+        case unchanged(length: Int, subscribed: Bool)
         /// A well-formed (un)subscription for a prefix that is not one of this node's topic.
         case ignored
         /// Not a one-part message starting with 0 or 1, or longer than ``maxSubscriptionBytes``.
         case refused
+
+        /// The counter this answer adds one to, if any.
+        public var counter: String? {
+            switch self {
+            case .changed(_, let subscribed): subscribed ? "preview_subscribed" : "preview_unsubscribed"
+            case .unchanged: nil
+            case .ignored: "preview_subscriptions_ignored"
+            case .refused: "preview_subscriptions_refused"
+            }
+        }
+    }
+
+    /// What became of a frame offered to the preview.
+    public enum Offer: Equatable, Sendable {
+        /// No view wants this node's frames (not counted: it costs nothing).
+        case unwanted
+        /// A view wants it, but the preview already sent `fps` frames this second.
+        case overRate
+        /// Publish it.
+        case previewed
+
+        /// The counter this answer adds one to, if any.
+        public var counter: String? { self == .overRate ? "preview_dropped_rate" : nil }
     }
 
     /// The topic this node publishes its frames under: the stream id's octets and one `0x00`, as on the results
@@ -33,7 +58,6 @@ public struct PreviewGate: Sendable {
     public let topic: [UInt8]
     /// `--preview-fps`.
     public let fps: Double
-    private let counters: Counters
     /// `subscribed[n]`: the first `n` octets of the topic are a subscribed prefix.
     private var subscribed: [Bool]
     private var rateLimit: RateLimit
@@ -44,11 +68,10 @@ public struct PreviewGate: Sendable {
     /// - Parameters:
     ///   - stream: the node's stream id (already validated: 1-64 octets, no `0x00`).
     ///   - fps: `--preview-fps`, > 0.
-    public init(stream: String, fps: Double, counters: Counters) {
+    public init(stream: String, fps: Double) {
         precondition(fps > 0 && fps.isFinite, "--preview-fps must be positive")
         topic = Wire.topic(forStream: stream)
         self.fps = fps
-        self.counters = counters
         subscribed = Array(repeating: false, count: topic.count + 1)
         rateLimit = RateLimit(maxFPS: fps)
     }
@@ -60,31 +83,23 @@ public struct PreviewGate: Sendable {
     @discardableResult
     public mutating func receive(_ parts: [[UInt8]]) -> Subscription {
         guard parts.count == 1, let command = parts[0].first, command <= 1, parts[0].count <= Self.maxSubscriptionBytes else {
-            counters.add("preview_subscriptions_refused")
             return .refused
         }
         let prefix = parts[0].dropFirst()
         guard prefix.count <= topic.count, topic.starts(with: prefix) else {
-            counters.add("preview_subscriptions_ignored")
             return .ignored
         }
         let on = command == 1
-        if subscribed[prefix.count] != on {
-            subscribed[prefix.count] = on
-            subscriptions += on ? 1 : -1
-            counters.add(on ? "preview_subscribed" : "preview_unsubscribed")
-        }
+        guard subscribed[prefix.count] != on else { return .unchanged(length: prefix.count, subscribed: on) }
+        subscribed[prefix.count] = on
+        subscriptions += on ? 1 : -1
         return .changed(length: prefix.count, subscribed: on)
     }
 
     /// Whether the frame handed to a worker at `nowNs` (monotonic) is previewed: a view wants it and it keeps the
-    /// rate. A frame nobody wants is not counted and costs nothing.
-    public mutating func offer(atNs nowNs: UInt64) -> Bool {
-        guard isWanted else { return false }
-        guard rateLimit.keep(timeMicroseconds: Int64(clamping: nowNs / 1000)) else {
-            counters.add("preview_dropped_rate")
-            return false
-        }
-        return true
+    /// rate. A frame nobody wants costs nothing.
+    public mutating func offer(atNs nowNs: UInt64) -> Offer {
+        guard isWanted else { return .unwanted }
+        return rateLimit.keep(timeMicroseconds: Int64(clamping: nowNs / 1000)) ? .previewed : .overRate
     }
 }

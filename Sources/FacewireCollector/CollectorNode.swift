@@ -22,7 +22,7 @@ public final class CollectorNode: @unchecked Sendable {
     private let workersGauge = Gauge(label: "facewire_collector_workers")
     private let capturesGauge = Gauge(label: "facewire_collector_captures")
     /// Bounded by the core (`--max-metric-streams` streams, 32 reason codes, 3 statuses).
-    private var streamFrames: [CollectorOutput.FrameCount: CoreMetrics.Counter] = [:]
+    private var streamFrames: [CollectorAction.FrameCount: CoreMetrics.Counter] = [:]
     private let logger: Logger
     private let context = ZMQContext()
     private var core: CollectorCore
@@ -37,9 +37,7 @@ public final class CollectorNode: @unchecked Sendable {
         core = CollectorCore(limits: configuration.limits, tracking: configuration.tracking)
     }
 
-    private static func now() -> CollectorCore.Instant {
-        CollectorCore.Instant(monotonicNs: Clock.monotonicNanoseconds(), wallUs: Clock.wallMicroseconds())
-    }
+    private static func now() -> CollectorCore.Instant { Clock.now() }
 
     public func run(stop: StopToken, ready: (@Sendable (String, String) -> Void)? = nil) throws {
         stop.onStop { [context] in context.shutdown() }
@@ -123,54 +121,57 @@ public final class CollectorNode: @unchecked Sendable {
         }
     }
 
-    /// Does what the core decided, in order: count, log, publish, then reply.
+    /// Does what the core decided: counts and logs, then its actions in the order it decided them.
     private func carryOut(_ output: CollectorOutput, router: ZMQSocket, publisher: ZMQSocket) {
-        for (name, amount) in output.counters { counters.add(name, amount) }
-        for line in output.logs {
-            let metadata = line.metadata.mapValues { Logger.MetadataValue.string($0) }
-            switch line.level {
-            case .info: logger.info("\(line.message)", metadata: metadata)
-            case .warning: logger.warning("\(line.message)", metadata: metadata)
-            case .error: logger.error("\(line.message)", metadata: metadata)
+        counters.add(output.counts)
+        logger.write(output.logs)
+        for action in output.actions {
+            switch action {
+            case .frames(let frame): countFrames(frame)
+            case .latency(let nanoseconds): latency.recordNanoseconds(nanoseconds)
+            case .publish(let message): publish(message, on: publisher)
+            case .reply(let reply): send(reply, on: router)
             }
         }
-        for frame in output.frames {
-            var key = frame
-            key.count = 0
-            let counter = streamFrames[key] ?? {
-                let made = CoreMetrics.Counter(
-                    label: "facewire_stream_frames_total", dimensions: [("stream", frame.stream), ("status", frame.status), ("reason", frame.reason)])
-                streamFrames[key] = made
-                return made
-            }()
-            counter.increment(by: Int64(clamping: frame.count))
-        }
-        for nanoseconds in output.latencies { latency.recordNanoseconds(nanoseconds) }
-        for message in output.publish {
-            if let sink {
-                do {
-                    try sink(message)
-                } catch {
-                    counters.add("output_failed")
-                    logger.error("cannot write the output file", metadata: ["error": "\(error)"])
-                }
-            }
+    }
+
+    private func countFrames(_ frame: CollectorAction.FrameCount) {
+        var key = frame
+        key.count = 0
+        let counter = streamFrames[key] ?? {
+            let made = CoreMetrics.Counter(
+                label: "facewire_stream_frames_total", dimensions: [("stream", frame.stream), ("status", frame.status), ("reason", frame.reason)])
+            streamFrames[key] = made
+            return made
+        }()
+        counter.increment(by: Int64(clamping: frame.count))
+    }
+
+    private func publish(_ message: StreamMessage, on publisher: ZMQSocket) {
+        if let sink {
             do {
-                try publisher.send(try message.parts(), dontWait: true)
+                try sink(message)
             } catch {
-                counters.add("publish_failed")
+                counters.add("output_failed")
+                logger.error("cannot write the output file", metadata: ["error": "\(error)"])
             }
         }
-        for reply in output.replies {
-            guard let bytes: [UInt8] = reply.bytes ?? (try? reply.envelope.serializedBytes()) else { continue }
-            for identity in reply.identities {
-                do {
-                    if try !router.send([identity, bytes], dontWait: true) { counters.add(reply.lostCounter) }
-                } catch {
-                    // EHOSTUNREACH: the peer is gone.
-                    counters.add(reply.lostCounter)
-                    core.forgetWorker(identity)
-                }
+        do {
+            try publisher.send(try message.parts(), dontWait: true)
+        } catch {
+            counters.add("publish_failed")
+        }
+    }
+
+    private func send(_ reply: CollectorAction.Reply, on router: ZMQSocket) {
+        guard let bytes: [UInt8] = reply.bytes ?? (try? reply.envelope.serializedBytes()) else { return }
+        for identity in reply.identities {
+            do {
+                if try !router.send([identity, bytes], dontWait: true) { counters.add(reply.lostCounter) }
+            } catch {
+                // EHOSTUNREACH: the peer is gone.
+                counters.add(reply.lostCounter)
+                core.forgetWorker(identity)
             }
         }
     }

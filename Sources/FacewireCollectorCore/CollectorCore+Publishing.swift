@@ -26,11 +26,11 @@ extension CollectorCore {
     mutating func publish(_ emissions: [ReorderBuffer<FrameResult>.Emission], key: Key, now: Instant, _ out: inout CollectorOutput) {
         guard !emissions.isEmpty, var state = streams[key] else { return }
         func message(_ body: StreamMessage.OneOf_Body) {
-            out.publish.append(StreamMessage(stream: key.stream, epoch: key.epoch, body: body))
+            out.act(.publish(StreamMessage(stream: key.stream, epoch: key.epoch, body: body)))
         }
         let label = labels.stream(key.stream)
         func countFrame(_ status: String, _ reason: String, _ count: UInt64) {
-            out.frames.append(.init(stream: label, status: status, reason: labels.reason(reason), count: count))
+            out.act(.frames(.init(stream: label, status: status, reason: labels.reason(reason), count: count)))
         }
         var finished = false
         for emission in emissions {
@@ -68,7 +68,7 @@ extension CollectorCore {
                     out.count("frames_processed")
                     // Int64(Double) traps on inf, NaN and out of range: only plausible latencies (under a day).
                     if let latency, latency.isFinite, latency >= 0, latency < 86_400_000 {
-                        out.latencies.append(Int64(latency * 1e6))
+                        out.act(.latency(Int64(latency * 1e6)))
                     }
                 case .dropped:
                     status = "dropped"

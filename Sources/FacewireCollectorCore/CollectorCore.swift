@@ -176,7 +176,7 @@ public struct CollectorCore {
             var reply = ResetReply()
             reply.requestID = request.requestID
             reply.streams = reset(stream: request.stream, &out)
-            out.replies.append(.init(identities: [identity], envelope: Envelope(.resetReply(reply)), lostCounter: "reply_lost"))
+            out.act(.reply(.init(identities: [identity], envelope: Envelope(.resetReply(reply)), lostCounter: "reply_lost")))
         case .welcome, .resetReply, .none:
             out.count("control_unexpected")
         }
@@ -247,13 +247,13 @@ public struct CollectorCore {
         if capturesChanged {
             capturesChanged = false
             if !workers.isEmpty {
-                out.replies.append(welcome(to: Array(workers.keys)))
+                out.act(.reply(welcome(to: Array(workers.keys))))
             }
         }
     }
 
     /// A Welcome to `identities`: the capture nodes heard from within `captureExpiry` (pruned once a second), sorted.
-    private mutating func welcome(to identities: [[UInt8]]) -> CollectorOutput.Reply {
+    private mutating func welcome(to identities: [[UInt8]]) -> CollectorAction.Reply {
         if cachedWelcome == nil {
             var welcome = Welcome()
             welcome.captures = captures.values.map(\.info).sorted { $0.stream < $1.stream }
@@ -317,9 +317,9 @@ public struct CollectorCore {
                     "max": "\(limits.maxWorkers)",
                 ], now, &out)
             }
-            out.replies.append(welcome(to: [identity]))
+            out.act(.reply(welcome(to: [identity])))
         case .tail, .view, .unspecified, .UNRECOGNIZED:
-            out.replies.append(welcome(to: [identity]))
+            out.act(.reply(welcome(to: [identity])))
         }
     }
 
@@ -388,12 +388,12 @@ public struct CollectorCore {
             state.pulse.removeAll()  // every track ended
             streams[key] = state
             for event in left {
-                out.publish.append(StreamMessage(stream: key.stream, epoch: key.epoch, body: .event(event)))
+                out.act(.publish(StreamMessage(stream: key.stream, epoch: key.epoch, body: .event(event))))
             }
             var marker = TrackingReset()
             marker.seq = buffer.head
             marker.endedTracks = UInt32(clamping: left.count)
-            out.publish.append(StreamMessage(stream: key.stream, epoch: key.epoch, body: .reset(marker)))
+            out.act(.publish(StreamMessage(stream: key.stream, epoch: key.epoch, body: .reset(marker))))
             names.insert(key.stream)
             out.log(.info, "tracking reset", ["stream": key.stream, "epoch": "\(key.epoch)", "from": "\(marker.seq)", "ended": "\(left.count)"])
         }
@@ -410,7 +410,7 @@ public struct CollectorCore {
                 "stream": key.stream, "epoch": "\(key.epoch)", "window": "\(StreamStatistics.Report.format(report.seconds, 1)) s",
                 "figures": "\(report)",
             ])
-            out.publish.append(StreamMessage(stream: key.stream, epoch: key.epoch, body: .statistics(report.message(nextSeq: buffer.head))))
+            out.act(.publish(StreamMessage(stream: key.stream, epoch: key.epoch, body: .statistics(report.message(nextSeq: buffer.head)))))
         }
     }
 }

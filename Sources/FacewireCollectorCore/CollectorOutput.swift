@@ -1,8 +1,20 @@
 import FacewireProtocol
+import FacewireVocabulary
 
-/// What one step of ``CollectorCore`` asks its shell to do, in order: publish messages of the ordered stream,
-/// send replies, add to counters and metrics, and log.
-public struct CollectorOutput {
+/// What one step of ``CollectorCore`` asks its shell to do: the shared ``Effects`` shape with the collector's actions.
+public typealias CollectorOutput = Effects<CollectorAction>
+
+/// One thing the collector's shell does besides counting and logging, in the order the core decided it.
+public enum CollectorAction {
+    /// A message of the ordered stream (the `--output` file gets it too).
+    case publish(StreamMessage)
+    /// An envelope for one or more peers on the ROUTER.
+    case reply(Reply)
+    /// Frames emitted, for `facewire_stream_frames_total`.
+    case frames(FrameCount)
+    /// A processed frame's capture-to-emission latency, in nanoseconds (plausible values only).
+    case latency(Int64)
+
     /// An envelope for one or more peers (by ROUTER identity); serialise once, send to each.
     public struct Reply {
         public var identities: [[UInt8]]
@@ -20,20 +32,6 @@ public struct CollectorOutput {
         }
     }
 
-    /// One log line.
-    public struct LogLine: Equatable, Sendable {
-        public enum Level: Sendable { case info, warning, error }
-        public var level: Level
-        public var message: String
-        public var metadata: [String: String]
-
-        public init(_ level: Level, _ message: String, _ metadata: [String: String] = [:]) {
-            self.level = level
-            self.message = message
-            self.metadata = metadata
-        }
-    }
-
     /// Frames emitted, for `facewire_stream_frames_total` (labels already bounded by the core).
     public struct FrameCount: Hashable, Sendable {
         public var stream: String
@@ -41,35 +39,15 @@ public struct CollectorOutput {
         public var reason: String
         public var count: UInt64
     }
+}
 
-    /// Messages of the ordered stream, in publishing order (the `--output` file gets them too).
-    public var publish: [StreamMessage] = []
-    public var replies: [Reply] = []
-    /// Counter increments, in the order they happened (names are fixed strings, never network data).
-    public var counters: [(name: String, amount: UInt64)] = []
-    public var logs: [LogLine] = []
-    public var frames: [FrameCount] = []
-    /// Capture-to-emission latencies of processed frames, in nanoseconds (plausible values only).
-    public var latencies: [Int64] = []
-
-    public init() {}
-
-    mutating func count(_ name: String, _ amount: UInt64 = 1) {
-        counters.append((name, amount))
-    }
-
-    mutating func log(_ level: LogLine.Level, _ message: String, _ metadata: [String: String] = [:]) {
-        logs.append(LogLine(level, message, metadata))
-    }
-
-    /// The total added to counter `name`, saturating like ``Counters`` (tests).
-    public func total(_ name: String) -> UInt64 {
-        counters.reduce(0) { $1.name == name ? Self.saturatingAdd($0, $1.amount) : $0 }
-    }
-
-    /// `a + b`, or `UInt64.max` when it overflows.
-    public static func saturatingAdd(_ a: UInt64, _ b: UInt64) -> UInt64 {
-        let (sum, overflow) = a.addingReportingOverflow(b)
-        return overflow ? .max : sum
-    }
+extension Effects where Action == CollectorAction {
+    /// The messages published, in order.
+    public var publish: [StreamMessage] { actions.compactMap { if case .publish(let message) = $0 { message } else { nil } } }
+    /// The replies, in order.
+    public var replies: [CollectorAction.Reply] { actions.compactMap { if case .reply(let reply) = $0 { reply } else { nil } } }
+    /// The frame counts, in order.
+    public var frames: [CollectorAction.FrameCount] { actions.compactMap { if case .frames(let count) = $0 { count } else { nil } } }
+    /// The latencies recorded, in order.
+    public var latencies: [Int64] { actions.compactMap { if case .latency(let nanoseconds) = $0 { nanoseconds } else { nil } } }
 }

@@ -1,3 +1,5 @@
+import FacewireVocabulary
+
 /// Rate limits log lines about rejections and caps: the first of a kind is logged, then at most one per
 /// interval, carrying how many were not logged in between. Kinds are fixed names, never network data.
 public struct NoticeLog: Sendable {
@@ -10,7 +12,7 @@ public struct NoticeLog: Sendable {
     /// Notes one occurrence of `kind` at `now`; returns the line to log, or nil while the interval runs.
     public mutating func note(
         _ kind: String, _ message: String, _ metadata: [String: String] = [:], at now: UInt64
-    ) -> CollectorOutput.LogLine? {
+    ) -> LogLine? {
         if let last = lastLogged[kind], now &- last < interval {
             suppressed[kind, default: 0] &+= 1
             return nil
@@ -19,6 +21,6 @@ public struct NoticeLog: Sendable {
         var metadata = metadata
         metadata["kind"] = kind
         if let count = suppressed.removeValue(forKey: kind) { metadata["not_logged_since_last"] = "\(count)" }
-        return CollectorOutput.LogLine(.warning, message, metadata)
+        return LogLine(.warning, message, metadata)
     }
 }

@@ -81,7 +81,7 @@ public enum ResultValidation {
         var seen: UInt8 = 0
         for sample in skin {
             guard let region = PulseEstimator.Region(wire: sample.region) else { return false }
-            let bit: UInt8 = 1 << region.rawValue
+            let bit: UInt8 = 1 << region.index
             guard seen & bit == 0, colour(sample.r), colour(sample.g), colour(sample.b), sample.pixels >= 1,
                 UInt64(sample.pixels) <= framePixels
             else { return false }

@@ -71,7 +71,11 @@ public enum CaptureCoreDriver {
         var wallUs = Int64(bitPattern: reader.word())
         var now: Core.Instant { Core.Instant(monotonicNs: nowNs, wallUs: wallUs) }
         let counters = Counters()
-        var core = Core(settings: settings, counters: counters, at: now) { identity, _, frame in
+        var core = Core(settings: settings, at: now)
+        /// The frame socket, as the model sees it: checks the credit, then fails as told or records the send.
+        func transmit(_ transmission: Core.Transmission) -> Core.SendOutcome {
+            let identity = transmission.identity
+            let frame = transmission.frame
             let renewed = model.credits.removeValue(forKey: identity)
             precondition(renewed.map { model.nowNs < $0 || model.nowNs - $0 <= 3_000_000_000 } == true,
                          "seq \(frame.header.seq) sent to a connection without a live credit")
@@ -80,7 +84,15 @@ public enum CaptureCoreDriver {
                          "seq \(frame.header.seq) of epoch \(frame.header.epoch) sent twice")
             return .sent
         }
-        var outputs = core.start(at: now)
+        var outputs: [Core.Output] = []
+        /// Carries out the effects as a shell does: each send reported back to the core, counts.
+        func perform(_ output: Core.Output) {
+            for output in core.settle(output, at: { now }, transmit: transmit) {
+                outputs.append(output)
+                counters.add(output.counts)
+            }
+        }
+        perform(core.start(at: now))
         var lost = false
         var payload = 0
         for _ in 0..<maxSteps where !reader.isAtEnd {
@@ -99,10 +111,10 @@ public enum CaptureCoreDriver {
                 let refused = counters.value("credits_refused_cap")
                 let previous = model.credits[identity]
                 if valid { model.credits[identity] = nowNs }
-                outputs += core.ready(ready, from: identity, at: now)
+                perform(core.ready(ready, from: identity, at: now))
                 if counters.value("credits_refused_cap") > refused { model.credits[identity] = previous }
             case 3:
-                outputs += core.malformedReady(at: now)
+                perform(core.malformedReady(at: now))
             case 4, 5, 6:
                 guard core.next(at: now) == .read, !lost else { continue }
                 let kind = reader.byte()
@@ -112,18 +124,18 @@ public enum CaptureCoreDriver {
                     orientation: UInt32(reader.byte()),
                     captureTimeUs: kind & 1 != 0 ? Int64(bitPattern: reader.word()) : nil,
                     mediaTimeSeconds: kind & 2 != 0 ? Double(bitPattern: reader.word()) : Double(payload) / 30)
-                outputs += core.frameRead(frame, at: now)
+                perform(core.frameRead(frame, at: now))
             case 7, 8:
                 let step = reader.byte()
                 nowNs = nowNs.addingClamped(UInt64(step) * UInt64(step) * 200_000)  // up to 13 s
                 wallUs = step == 0xFF ? Int64(bitPattern: reader.word()) : wallUs.addingClamped(Int64(step) * Int64(step) * 200)
                 model.nowNs = nowNs
-                outputs += core.tick(at: now)
+                perform(core.tick(at: now, totals: counters.totals))
             case 9:
                 guard core.next(at: now) == .read, !lost else { continue }
-                outputs += core.sourceEnded(at: now)
+                perform(core.sourceEnded(at: now))
             case 10:
-                outputs += lost ? core.sourceBack(at: now) : core.sourceLost(at: now)
+                perform(lost ? core.sourceBack(at: now) : core.sourceLost(at: now))
                 lost.toggle()
             default:
                 let pick = reader.byte()
@@ -136,15 +148,15 @@ public enum CaptureCoreDriver {
             precondition(core.creditsHeld <= maxWorkers, "\(core.creditsHeld) credits held, the cap is \(maxWorkers)")
         }
         model.nowNs = nowNs
-        outputs += core.stop(at: now)
+        perform(core.stop(at: now))
         precondition(core.next(at: now) == .finished, "not finished after stop")
 
         // Every sequence of every epoch: sent or skipped exactly once, 0 up to its StreamEnd.
         var covered = model.sent.mapValues { Array($0) }
         var ends: [UInt64: [UInt64]] = [:]
         var summary = Summary(sent: model.sent.values.reduce(0) { $0 + $1.count })
-        for output in outputs {
-            guard case .control(let body) = output else { continue }
+        for action in outputs.flatMap(\.actions) {
+            guard case .control(let body) = action else { continue }
             switch body {
             case .skipped(let skipped):
                 precondition(skipped.count > 0 && skipped.count <= UInt64(maxSteps), "a skip run of \(skipped.count)")

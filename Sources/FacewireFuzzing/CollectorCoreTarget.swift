@@ -79,7 +79,7 @@ public enum CollectorCoreTarget {
                 default: break
                 }
             }
-            tally.refusals += output.counters.filter { $0.name.contains("rejected") || $0.name.contains("refused") || $0.name == "invalid_stream" }.count
+            tally.refusals += output.counts.filter { $0.name.contains("rejected") || $0.name.contains("refused") || $0.name == "invalid_stream" }.count
             let footprint = core.footprint
             // Open streams: the cap, plus a newer epoch replacing an open one (it opens before the old one ends).
             precondition(footprint.openStreams <= 2 * limits.maxStreams, "\(footprint.openStreams) open streams")

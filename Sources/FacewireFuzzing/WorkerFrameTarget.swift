@@ -2,6 +2,7 @@ import FacewireDetection
 import FacewireImage
 import FacewireProtocol
 import FacewireWorkerCore
+import FacewireVocabulary
 
 /// Structure-aware fuzzing of a worker's per-frame handling (``FrameHandling``): the fuzzer's bytes become a
 /// sequence of frame messages whose headers are well-formed with hostile numeric fields (``HostileMessages``), with
@@ -61,7 +62,7 @@ public enum WorkerFrameTarget {
             let parts = input.byte() % 16 == 0 ? [headerBytes] : [headerBytes, image]
             let stageTimes = (Double(input.float()), Double(input.float()), Double(input.float()))
 
-            let outcome = handling.handle(parts: parts, receivedAtUs: now) { jpeg, orientation, _ in
+            let outcome = handling.handle(parts: parts, at: Instant(monotonicNs: 0, wallUs: now)) { jpeg, orientation, _ in
                 precondition((0...8).contains(orientation), "analysis asked for orientation \(orientation)")
                 let size = try decoder.readHeader(jpeg)
                 return FrameAnalysis(
@@ -71,7 +72,7 @@ public enum WorkerFrameTarget {
 
             guard let result = outcome.result else {
                 precondition(outcome.rejection != nil, "a frame neither answered nor rejected by name")
-                precondition(outcome.counters.contains { $0.hasPrefix("frames_rejected_") })
+                precondition(outcome.countedNames.contains { $0.hasPrefix("frames_rejected_") })
                 tally.rejected += 1
                 continue
             }

@@ -1,3 +1,5 @@
+import FacewireVocabulary
+
 /// A heart-rate estimate for one track, from the skin colour of its face over time (remote photoplethysmography).
 ///
 /// Samples come in capture-time order with whatever gaps drops made; the estimator never assumes a frame rate. It
@@ -37,10 +39,8 @@ public struct PulseEstimator: Sendable {
         case pos, chrom, pbv
     }
 
-    /// The skin regions a face's samples may carry (SPEC.md 11.5), one colour each.
-    public enum Region: Int, Sendable, CaseIterable {
-        case forehead, leftCheek, rightCheek
-    }
+    /// The skin regions a face's samples may carry (SPEC.md 11.5), one colour each: the vocabulary's.
+    public typealias Region = SkinSample.Region
 
     /// One region's mean colour in a frame, with the pixels averaged (its weight in the face's colour).
     public struct RegionColour: Sendable, Equatable {
@@ -164,7 +164,7 @@ public struct PulseEstimator: Sendable {
         var t: Double
         var colour: (Float, Float, Float)
         var regions: ((Float, Float, Float), (Float, Float, Float), (Float, Float, Float)) = ((0, 0, 0), (0, 0, 0), (0, 0, 0))
-        /// Bit `region.rawValue`: the region was measured.
+        /// Bit `region.index`: the region was measured.
         var measured: UInt8 = 0
 
         init(t: Double, colour: (Double, Double, Double)) {
@@ -180,11 +180,11 @@ public struct PulseEstimator: Sendable {
             case .leftCheek: regions.1 = c
             case .rightCheek: regions.2 = c
             }
-            measured |= 1 << region.rawValue
+            measured |= 1 << region.index
         }
 
         subscript(region: Region) -> PulseSignal.RGB? {
-            guard measured & (1 << region.rawValue) != 0 else { return nil }
+            guard measured & (1 << region.index) != 0 else { return nil }
             let c: (Float, Float, Float)
             switch region {
             case .forehead: c = regions.0

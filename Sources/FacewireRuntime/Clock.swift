@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import FacewireVocabulary
 
 /// Time sources used on the wire and for deadlines.
 public enum Clock {
@@ -16,5 +17,10 @@ public enum Clock {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC, &spec)
         return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+    }
+
+    /// Both clocks' current readings: the ``Instant`` a shell hands its core with each input.
+    public static func now() -> Instant {
+        Instant(monotonicNs: monotonicNanoseconds(), wallUs: wallMicroseconds())
     }
 }

@@ -32,6 +32,11 @@ public final class Counters: @unchecked Sendable {
         lock.withLock { values[name] ?? 0 }
     }
 
+    /// Every counter's current value.
+    public var totals: [String: UInt64] {
+        lock.withLock { values }
+    }
+
     /// The names of all counters so far, sorted.
     public var names: [String] {
         lock.withLock { values.keys.sorted() }

@@ -129,7 +129,11 @@ public final class TailClient: @unchecked Sendable {
             attempts += 1
             if attempts == 25 { logger.warning("no answer from the collector yet", metadata: ["collector": "\(collector)"]) }
             guard case .welcome(let welcome) = try control.receive(timeoutMilliseconds: 200) else { continue }
-            return control.publishEndpoint(of: welcome)
+            guard let endpoint = control.publishEndpoint(of: welcome) else {
+                logger.warning("the collector's Welcome names no usable results endpoint; asking again", metadata: ["collector": "\(collector)"])
+                continue
+            }
+            return endpoint
         }
         return nil
     }

@@ -145,9 +145,11 @@ public final class CollectorSession {
     }
 
     /// The results stream's endpoint a Welcome names, with a wildcard host (`tcp://*:port`, `tcp://0.0.0.0:port`)
-    /// replaced by the collector's host.
-    public func publishEndpoint(of welcome: Welcome) -> String {
-        Endpoint.resolvingWildcard(welcome.publishEndpoint, host: Endpoint.host(of: collector) ?? "127.0.0.1")
+    /// replaced by the collector's host; nil when it is not an endpoint a node may connect to
+    /// (``CaptureDirectory/isValidEndpoint(_:)``): the Welcome is then ignored, as malformed.
+    public func publishEndpoint(of welcome: Welcome) -> String? {
+        let endpoint = Endpoint.resolvingWildcard(welcome.publishEndpoint, host: Endpoint.host(of: collector) ?? "127.0.0.1")
+        return CaptureDirectory.isValidEndpoint(endpoint) ? endpoint : nil
     }
 
     /// Closes the socket (with its purpose's linger). Safe to call twice.

@@ -116,8 +116,7 @@ public final class ViewNode: @unchecked Sendable {
                     continue
                 }
                 if publishEndpoint == nil {
-                    let endpoint = control.publishEndpoint(of: welcome)
-                    guard CaptureDirectory.isValidEndpoint(endpoint) else {
+                    guard let endpoint = control.publishEndpoint(of: welcome) else {
                         counters.add("control_malformed")
                         continue
                     }
@@ -150,7 +149,7 @@ public final class ViewNode: @unchecked Sendable {
                     continue
                 }
                 counters.add("stream_messages")
-                apply(message.stream) { $0.receive(message, nowMs: Clock.wallMicroseconds() / 1000) }
+                apply(message.stream) { $0.receive(message, at: Clock.now()) }
             }
             for _ in 0..<16 {
                 guard let parts = try previews.receive(dontWait: true) else { break }
@@ -159,7 +158,7 @@ public final class ViewNode: @unchecked Sendable {
                     continue
                 }
                 counters.add("previews_received")
-                apply(frame.header.stream) { $0.preview(frame, nowMs: Clock.wallMicroseconds() / 1000) }
+                apply(frame.header.stream) { $0.preview(frame, at: Clock.now()) }
             }
             pushStatuses(now: Clock.monotonicNanoseconds())
         }
@@ -168,7 +167,7 @@ public final class ViewNode: @unchecked Sendable {
     /// Runs one input of `stream` through the core and carries out its output.
     private func apply(_ stream: String, _ input: (inout ViewCore) -> ViewOutput) {
         let out = lock.withLock { input(&core) }
-        for name in out.counters { counters.add(name) }
+        counters.add(out.counts)
         for request in out.crops { crop(request) }
         if hub.hasClients {
             for joined in out.joined { hub.broadcast(.binary(frameMessage(joined))) }

@@ -1,10 +1,11 @@
 import FacewireProtocol
+import FacewireVocabulary
 import SwiftProtobuf
 
 /// Every decision of the live view, pure: no sockets, no clock (times come in as arguments), no pixels.
 ///
-/// It takes the capture nodes' preview frames (``preview(_:nowMs:)``) and the collector's results stream
-/// (``receive(_:nowMs:)``) and joins them by (stream, epoch, seq): a frame is shown only with its own result, never a
+/// It takes the capture nodes' preview frames (``preview(_:at:)``) and the collector's results stream
+/// (``receive(_:at:)``) and joins them by (stream, epoch, seq): a frame is shown only with its own result, never a
 /// neighbour's. Previews wait for their result (and results for their preview) in bounded rings; whichever comes
 /// second completes the pair. It also keeps, per stream, the drop counts, the collector's statistics, the events and
 /// each track's best picture: the face scored best (``init(limits:score:)``) among the previewed frames it was
@@ -48,12 +49,13 @@ public struct ViewCore: Sendable {
 
     // MARK: Inputs
 
-    /// A capture node's preview frame, received at wall-clock `nowMs`.
-    public mutating func preview(_ frame: PreviewFrame, nowMs: Int64) -> ViewOutput {
+    /// A capture node's preview frame, received at `now` (the view keeps wall-clock milliseconds).
+    public mutating func preview(_ frame: PreviewFrame, at now: Instant) -> ViewOutput {
         var out = ViewOutput()
+        let nowMs = now.wallMs
         let header = frame.header
         guard frame.jpeg.count <= limits.maxJPEGBytes else {
-            out.counters.append("view_previews_rejected_size")
+            out.count("view_previews_rejected_size")
             return out
         }
         guard var view = stream(header.stream, epoch: header.epoch, nowMs: nowMs, &out) else { return out }
@@ -64,27 +66,28 @@ public struct ViewCore: Sendable {
             join(frame, result, into: &view, &out)
         } else if view.pending.contains(where: { $0.header.seq == header.seq }) || header.seq < view.nextResultSeq {
             // A duplicate preview, or one whose result was already seen as dropped or beyond the ring.
-            out.counters.append("view_previews_unjoined")
+            out.count("view_previews_unjoined")
         } else {
             view.pending.append(frame)
             if view.pending.count > limits.framesPerStream {
                 view.pending.removeFirst(view.pending.count - limits.framesPerStream)
-                out.counters.append("view_previews_unjoined")
+                out.count("view_previews_unjoined")
             }
             // Every stream's waiting frames together stay within the byte budget: this stream's oldest go first, the
             // new one last (the view of this stream is out of `streams` while it changes).
             let others = streams.values.reduce(0) { $0 + $1.pendingBytes }
             while !view.pending.isEmpty, others + view.pendingBytes > limits.maxPendingPreviewBytes {
                 view.pending.removeFirst()
-                out.counters.append("view_previews_over_budget")
+                out.count("view_previews_over_budget")
             }
         }
         return out
     }
 
-    /// A message of the collector's results stream, received at wall-clock `nowMs`.
-    public mutating func receive(_ message: StreamMessage, nowMs: Int64) -> ViewOutput {
+    /// A message of the collector's results stream, received at `now`.
+    public mutating func receive(_ message: StreamMessage, at now: Instant) -> ViewOutput {
         var out = ViewOutput()
+        let nowMs = now.wallMs
         guard let body = message.body else { return out }  // heartbeat
         guard var view = stream(message.stream, epoch: message.epoch, nowMs: nowMs, &out) else { return out }
         defer { streams[message.stream] = view }
@@ -95,7 +98,7 @@ public struct ViewCore: Sendable {
         case .end: view.ended = true
         case .reset: break  // the tracks it ended came as left events just before
         }
-        out.statusChanged = true
+        out.act(.statusChanged)
         return out
     }
 
@@ -143,7 +146,7 @@ public struct ViewCore: Sendable {
     /// active such one makes room).
     private mutating func stream(_ id: String, epoch: UInt64, nowMs: Int64, _ out: inout ViewOutput) -> StreamView? {
         guard Wire.isValidStreamID(id) else {
-            out.counters.append("view_invalid_stream")
+            out.count("view_invalid_stream")
             return nil
         }
         if let current = streams[id]?.epoch {
@@ -155,20 +158,20 @@ public struct ViewCore: Sendable {
                 return view
             }
             guard epoch > current else {
-                out.counters.append("view_stale_epoch")
+                out.count("view_stale_epoch")
                 return nil
             }
             streams[id] = nil  // the older epoch's view goes now: its frames no longer count against the budget
         } else if streams.count >= limits.maxStreams {
             let idle = streams.values.filter { $0.ended || nowMs.subtractingReportingOverflow($0.lastActiveMs).partialValue >= Self.idleMs }
             guard let oldest = idle.min(by: { $0.lastActiveMs < $1.lastActiveMs }) else {
-                out.counters.append("view_streams_refused_cap")
+                out.count("view_streams_refused_cap")
                 return nil
             }
             streams[oldest.stream] = nil
-            out.counters.append("view_streams_forgotten")
+            out.count("view_streams_forgotten")
         }
-        out.statusChanged = true
+        out.act(.statusChanged)
         var view = StreamView(stream: id, epoch: epoch, limits: limits)
         view.lastActiveMs = nowMs
         return view
@@ -198,7 +201,7 @@ public struct ViewCore: Sendable {
             if frame.header.seq == result.seq, result.status == .processed { joinable = frame }
             return frame.header.seq <= result.seq
         }
-        if view.pending.count + (joinable == nil ? 0 : 1) < before { out.counters.append("view_previews_unjoined") }
+        if view.pending.count + (joinable == nil ? 0 : 1) < before { out.count("view_previews_unjoined") }
         guard result.status == .processed else { return }
         var trimmed = result
         // Kept are the fields the page and the crops use: not the mesh, nor the skin samples, nor fields this view does
@@ -212,7 +215,7 @@ public struct ViewCore: Sendable {
         if trimmed.faces.count > Self.maxFacesKept { trimmed.faces.removeLast(trimmed.faces.count - Self.maxFacesKept) }
         for face in trimmed.faces where face.trackingID != 0 {
             if !view.album.saw(face.trackingID, seq: result.seq, captureTimeUs: result.captureTimeUs), view.album.track(face.trackingID) == nil {
-                out.counters.append("view_tracks_refused_cap")
+                out.count("view_tracks_refused_cap")
             }
         }
         if let joinable {
@@ -230,14 +233,14 @@ public struct ViewCore: Sendable {
         let joined = JoinedFrame(preview: frame, result: result)
         view.latest = joined
         view.joined &+= 1
-        out.joined.append(joined)
+        out.act(.joined(joined))
         for face in result.faces where face.trackingID != 0 {
             let value = score(face)
             guard view.album.isBetter(value, for: face.trackingID) else { continue }
             view.album.keepBest(face, score: value, for: face.trackingID)
-            out.crops.append(CropRequest(
+            out.act(.crop(CropRequest(
                 stream: frame.header.stream, epoch: frame.header.epoch, trackingID: face.trackingID, jpeg: frame.jpeg,
-                orientation: frame.header.orientation, face: face))
+                orientation: frame.header.orientation, face: face)))
         }
     }
 
@@ -248,7 +251,7 @@ public struct ViewCore: Sendable {
             track = view.album.track(event.trackingID)
         case .left:
             track = view.album.end(event.trackingID, frameCount: event.trackingFrameCount)
-            if let track { out.left.append(LeftTrack(stream: view.stream, epoch: view.epoch, track: track)) }
+            if let track { out.act(.left(LeftTrack(stream: view.stream, epoch: view.epoch, track: track))) }
         case .UNRECOGNIZED:
             return
         }
@@ -256,28 +259,45 @@ public struct ViewCore: Sendable {
             kind: event.kind == .appeared ? "appeared" : "left", stream: view.stream, epoch: view.epoch, trackingID: event.trackingID,
             seq: event.seq, frames: track?.frameCount ?? event.trackingFrameCount, durationMs: track?.durationMs ?? 0, atMs: nowMs,
             hasPicture: track?.crop != nil, bpm: event.hasHeartRate ? beatsPerMinute(event.heartRate) : nil)
-        out.events.append(page)
+        out.act(.event(page))
         view.events.append(page)
         if view.events.count > limits.eventsPerStream { view.events.removeFirst(view.events.count - limits.eventsPerStream) }
     }
 }
 
-/// What one input changed, for the shell to carry out.
-public struct ViewOutput: Sendable {
-    /// Frames to push to the pages, in order.
-    public var joined: [ViewCore.JoinedFrame] = []
-    /// Pictures to crop.
-    public var crops: [ViewCore.CropRequest] = []
-    /// Events to push.
-    public var events: [PageModel.Event] = []
-    /// Tracks that left (for `--save-faces`).
-    public var left: [ViewCore.LeftTrack] = []
-    /// Whether the stream's status changed (the shell pushes it, at most a few times a second).
-    public var statusChanged = false
-    /// Counter names to add one to.
-    public var counters: [String] = []
+/// What one input changed, for the shell to carry out: the shared ``Effects`` shape with the view's actions.
+public typealias ViewOutput = Effects<ViewAction>
 
-    public init() {}
+/// One thing the view's shell does besides counting, in order.
+public enum ViewAction: Sendable {
+    /// A frame to push to the pages.
+    case joined(ViewCore.JoinedFrame)
+    /// A picture to crop.
+    case crop(ViewCore.CropRequest)
+    /// An event to push.
+    case event(PageModel.Event)
+    /// A track that left (for `--save-faces`).
+    case left(ViewCore.LeftTrack)
+    /// The stream's status changed (the shell pushes it, at most a few times a second).
+    case statusChanged
+}
+
+extension Effects where Action == ViewAction {
+    /// The frames joined, in order.
+    public var joined: [ViewCore.JoinedFrame] { actions.compactMap { if case .joined(let frame) = $0 { frame } else { nil } } }
+    /// The crops requested, in order.
+    public var crops: [ViewCore.CropRequest] { actions.compactMap { if case .crop(let request) = $0 { request } else { nil } } }
+    /// The events, in order.
+    public var events: [PageModel.Event] { actions.compactMap { if case .event(let event) = $0 { event } else { nil } } }
+    /// The tracks that left, in order.
+    public var left: [ViewCore.LeftTrack] { actions.compactMap { if case .left(let track) = $0 { track } else { nil } } }
+    /// Whether the stream's status changed.
+    public var statusChanged: Bool { actions.contains { if case .statusChanged = $0 { true } else { false } } }
+}
+
+extension Instant {
+    /// The wall clock in milliseconds (the view's times).
+    var wallMs: Int64 { wallUs / 1000 }
 }
 
 /// One stream's state in the view.

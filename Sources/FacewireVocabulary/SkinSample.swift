@@ -3,6 +3,15 @@ public struct SkinSample: Sendable, Equatable {
     /// Where on the face a sample is taken.
     public enum Region: String, Sendable, CaseIterable {
         case forehead, leftCheek, rightCheek
+
+        /// The region's place in `allCases` (0, 1, 2): its bit in a set of regions.
+        public var index: Int {
+            switch self {
+            case .forehead: 0
+            case .leftCheek: 1
+            case .rightCheek: 2
+            }
+        }
     }
 
     public var region: Region

@@ -7,6 +7,7 @@ import Foundation
 import Logging
 import ZeroMQ
 import FacewireWorkerCore
+import FacewireVocabulary
 
 /// A stateless detector worker: pulls frames from every capture node it knows, returns one result per frame
 /// to the collector.
@@ -265,10 +266,10 @@ public final class WorkerNode: @unchecked Sendable {
     /// Analyses one received frame message (decisions in ``FrameHandling``) and sends its result to the collector.
     private func handle(_ parts: [[UInt8]], analyzer: FrameAnalyzer, workerID: String, results: CollectorSession) throws {
         let handling = FrameHandling(defaults: configuration.analysis, workerID: workerID)
-        let outcome = handling.handle(parts: parts, receivedAtUs: Clock.wallMicroseconds()) { jpeg, orientation, options in
+        let outcome = handling.handle(parts: parts, at: Clock.now()) { jpeg, orientation, options in
             try analyzer.analyze(jpeg: jpeg, orientation: orientation, options: options)
         }
-        for name in outcome.counters { counters.add(name) }
+        counters.add(outcome.counts)
         if let rejection = outcome.rejection {
             // Without a valid header there is no stream to answer to: counted (by its code), logged once per interval.
             logOncePerInterval("malformed frame", rejection: rejection)
@@ -310,7 +311,7 @@ public final class WorkerNode: @unchecked Sendable {
         _ frame: FrameMessage, receivedAt: Int64, analyzer: FrameAnalyzer, workerID: String,
         defaults: AnalysisOptions = AnalysisOptions()
     ) -> FrameResult {
-        FrameHandling(defaults: defaults, workerID: workerID).handle(frame, receivedAtUs: receivedAt) { jpeg, orientation, options in
+        FrameHandling(defaults: defaults, workerID: workerID).handle(frame, at: Instant(monotonicNs: 0, wallUs: receivedAt)) { jpeg, orientation, options in
             try analyzer.analyze(jpeg: jpeg, orientation: orientation, options: options)
         }.result ?? FrameResult()
     }

@@ -1,12 +1,13 @@
 import FacewireDetection
 import FacewireProtocol
+import FacewireVocabulary
 
 /// A worker's per-frame decisions, without sockets or clocks: parse and check the frame message, decide whether it
 /// is stale, compute its timings, run the injected analysis and build the ``FrameResult`` (SPEC §11).
 ///
-/// Every header field is a hostile value: whatever its value, ``handle(parts:receivedAtUs:analyze:)`` returns a
+/// Every header field is a hostile value: whatever its value, ``handle(parts:at:analyze:)`` returns a
 /// defined outcome (processed, dropped "stale", error with a reason, or malformed and not answered) and never traps.
-/// Oddities are counted by name in ``Outcome/counters``.
+/// Oddities are counted by name in the outcome's counts.
 public struct FrameHandling: Sendable {
     /// The image analysis: JPEG, EXIF orientation (0...8), options → faces. ``FrameAnalyzer`` in production; tests
     /// inject their own.
@@ -16,15 +17,9 @@ public struct FrameHandling: Sendable {
     /// header are wrong, and is reported as 0 (`frames_implausible_time`).
     public static let maxPlausibleQueueUs: Int64 = 86_400_000_000
 
-    /// What became of one frame message.
-    public struct Outcome: Sendable {
-        /// The reply to send to the collector; nil for a malformed message (no trustworthy stream to reply to).
-        public var result: FrameResult?
-        /// Counter names to add one to, in order (`frames_received`, `frames_processed`, `frames_stale`, ...).
-        public var counters: [String]
-        /// Why the message was rejected when `result` is nil (for a rate-limited log line).
-        public var rejection: ProtocolError?
-    }
+    /// What became of one frame message: the shared ``Effects`` shape with the worker's actions (counters such as
+    /// `frames_received`, `frames_processed`, `frames_stale`, in order).
+    public typealias Outcome = Effects<WorkerAction>
 
     /// The analysis options for frames whose header leaves a setting unset.
     public var defaults: AnalysisOptions
@@ -36,23 +31,27 @@ public struct FrameHandling: Sendable {
         self.workerID = workerID
     }
 
-    /// Handles the parts of one message from a capture node received at wall time `receivedAtUs` (µs).
-    public func handle(parts: [[UInt8]], receivedAtUs: Int64, analyze: Analyze) -> Outcome {
+    /// Handles the parts of one message from a capture node received at `now`.
+    public func handle(parts: [[UInt8]], at now: Instant, analyze: Analyze) -> Outcome {
         let frame: FrameMessage
         do {
             frame = try FrameMessage(parts: parts)
         } catch {
             let protocolError = error as? ProtocolError ?? ProtocolError(.malformed, "\(error)")
-            return Outcome(
-                result: nil, counters: ["frames_malformed", "frames_rejected_\(protocolError.code)"], rejection: protocolError)
+            var outcome = Outcome()
+            outcome.count("frames_malformed")
+            outcome.count("frames_rejected_\(protocolError.code)")
+            outcome.act(.reject(protocolError))
+            return outcome
         }
-        var outcome = handle(frame, receivedAtUs: receivedAtUs, analyze: analyze)
-        outcome.counters.insert("frames_received", at: 0)
+        var outcome = handle(frame, at: now, analyze: analyze)
+        outcome.counts.insert(.init("frames_received"), at: 0)
         return outcome
     }
 
-    /// Handles a parsed frame received at wall time `receivedAtUs` (µs).
-    public func handle(_ frame: FrameMessage, receivedAtUs: Int64, analyze: Analyze) -> Outcome {
+    /// Handles a parsed frame received at `now` (its wall time is what deadlines and queue times are measured by).
+    public func handle(_ frame: FrameMessage, at now: Instant, analyze: Analyze) -> Outcome {
+        let receivedAtUs = now.wallUs
         let header = frame.header
         var counters: [String] = []
         var result = FrameResult()
@@ -78,7 +77,7 @@ public struct FrameHandling: Sendable {
             result.reason = "stale"
             result.timings = timings
             counters.append("frames_stale")
-            return Outcome(result: result, counters: counters)
+            return Self.outcome(result, counters)
         }
         let options: AnalysisOptions
         do {
@@ -105,7 +104,7 @@ public struct FrameHandling: Sendable {
             return Self.failed(result, timings, reason: "\(error)", counters + ["frames_failed", "frames_failed_image"])
         }
         result.timings = timings
-        return Outcome(result: result, counters: counters)
+        return Self.outcome(result, counters)
     }
 
     /// The frame's queue time in µs: receive time − `sent_time_us` (or − `capture_time_us` when 0); 0 when both are
@@ -136,6 +135,28 @@ public struct FrameHandling: Sendable {
         result.status = .error
         result.reason = reason
         result.timings = timings
-        return Outcome(result: result, counters: counters)
+        return Self.outcome(result, counters)
     }
+
+    private static func outcome(_ result: FrameResult, _ counters: [String]) -> Outcome {
+        var outcome = Outcome()
+        for name in counters { outcome.count(name) }
+        outcome.act(.reply(result))
+        return outcome
+    }
+}
+
+/// What a worker does with one frame message besides counting.
+public enum WorkerAction: Sendable {
+    /// Send this result to the collector.
+    case reply(FrameResult)
+    /// The message was rejected (no trustworthy header, so no stream to answer): log it, rate-limited.
+    case reject(ProtocolError)
+}
+
+extension Effects where Action == WorkerAction {
+    /// The result to send; nil for a malformed message.
+    public var result: FrameResult? { actions.lazy.compactMap { if case .reply(let result) = $0 { result } else { nil } }.first }
+    /// Why the message was rejected, when it was.
+    public var rejection: ProtocolError? { actions.lazy.compactMap { if case .reject(let error) = $0 { error } else { nil } }.first }
 }

@@ -20,7 +20,7 @@ struct CollectorLoadPlanTests {
         func take(_ envelope: Envelope, from identity: UInt8) {
             let out = core.handle(envelope, from: [identity], peerAddress: "127.0.0.1", at: now)
             published += out.publish
-            for (name, amount) in out.counters { counters[name, default: 0] += amount }
+            for count in out.counts { counters[count.name, default: 0] += count.amount }
             now.monotonicNs += 100_000
         }
         for index in 0..<streams { take(plan.hello(stream: index), from: 0) }

@@ -1,4 +1,3 @@
-import FacewireProtocol
 import Testing
 
 @testable import FacewireCapture
@@ -31,23 +30,5 @@ struct PreviewEndpointTests {
         #expect(configuration.advertisedPreviewEndpoint(bound: "ipc:///tmp/p") == "ipc:///tmp/p", "no port to combine")
         configuration.previewAdvertise = "tcp://nat.example.org:7000"
         #expect(configuration.advertisedPreviewEndpoint(bound: "tcp://0.0.0.0:40123") == "tcp://nat.example.org:7000")
-    }
-
-    @Test("every hello announces the preview endpoint; without one it is empty")
-    func hellos() {
-        var rig = CaptureRig(.live) { $0.previewEndpoint = "tcp://0.0.0.0:40123" }
-        rig.advance(ms: 1000)
-        rig.tick()
-        let hellos = rig.outputs.compactMap { output -> Hello? in
-            if case .control(.hello(let hello)) = output { return hello } else { return nil }
-        }
-        #expect(hellos.count == 2)
-        #expect(hellos.allSatisfy { $0.previewEndpoint == "tcp://0.0.0.0:40123" })
-        let plain = CaptureRig(.live)
-        guard case .control(.hello(let hello)) = plain.outputs.first else {
-            Issue.record("no hello")
-            return
-        }
-        #expect(hello.previewEndpoint.isEmpty)
     }
 }

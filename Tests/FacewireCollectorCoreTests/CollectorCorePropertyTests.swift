@@ -1,3 +1,4 @@
+import FacewireFuzzing
 import FacewireProtocol
 import Testing
 @testable import FacewireCollectorCore

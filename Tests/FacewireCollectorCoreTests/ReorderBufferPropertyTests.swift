@@ -1,3 +1,4 @@
+import FacewireFuzzing
 import Testing
 @testable import FacewireCollectorCore
 

@@ -1,3 +1,4 @@
+import FacewireFuzzing
 @testable import FacewireCollectorCore
 
 typealias Buffer = ReorderBuffer<String>
@@ -44,18 +45,6 @@ extension ReorderBuffer where Payload == String {
     }
 }
 
-/// A small deterministic generator (SplitMix64) so randomized tests are reproducible.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// A worker's result latency: 70% under 30 ms, 20% up to 150 ms, 10% far beyond a 100 ms `maxDelay` (up to 400 ms).
 func workerLatency(using rng: inout SplitMix64) -> UInt64 {

@@ -11,6 +11,28 @@ struct CollectorSessionTests {
         try Envelope(body).serializedBytes()
     }
 
+    @Test("the Welcome's results endpoint: a wildcard host becomes the collector's; a hostile one is refused")
+    func publishEndpoint() throws {
+        let context = ZMQContext()
+        defer { context.shutdown() }
+        // Nothing listens there and nothing is sent: the session only needs the collector's host.
+        let session = try CollectorSession(context: context, collector: "tcp://127.0.0.1:9", security: nil, purpose: .discovery)
+        defer { session.close() }
+        var welcome = Welcome()
+        welcome.publishEndpoint = "tcp://*:5557"
+        #expect(session.publishEndpoint(of: welcome) == "tcp://127.0.0.1:5557")
+        welcome.publishEndpoint = "ipc:///tmp/facewire-results"
+        #expect(session.publishEndpoint(of: welcome) == "ipc:///tmp/facewire-results")
+        let hostile = [
+            "", "tcp://", "tcp://h:0", "tcp://h:65536", "tcp://h:99999999999999999999", "udp://h:1", "tcp://h :1",
+            "tcp://h:1\u{0}", "inproc://x", "ipc://", "tcp://" + String(repeating: "h", count: 10_000) + ":1",
+        ]
+        for endpoint in hostile {
+            welcome.publishEndpoint = endpoint
+            #expect(session.publishEndpoint(of: welcome) == nil, "\(endpoint.prefix(40))")
+        }
+    }
+
     @Test("a reply is a Welcome or a ResetReply; anything else, of any shape, is malformed")
     func replies() throws {
         var welcome = Welcome()

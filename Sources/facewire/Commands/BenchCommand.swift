@@ -160,7 +160,7 @@ struct PulseCostCommand: ParsableCommand {
                 let pulse = 0.003 * sin(2 * Double.pi * 1.2 * t + Double(track))
                 // Three regions, as a worker sends them: the collector reads each one's peak too.
                 let regions = PulseEstimator.Region.allCases.map { region -> PulseEstimator.RegionColour in
-                    let noise = 0.001 * sin(Double((i &* 7919 &+ region.rawValue &* 104_729) % 1000))
+                    let noise = 0.001 * sin(Double((i &* 7919 &+ region.index &* 104_729) % 1000))
                     return .init(
                         region: region, r: 160 * (1 + 0.33 * pulse + noise), g: 115 * (1 + 0.77 * pulse - noise),
                         b: 95 * (1 + 0.53 * pulse + noise), pixels: region == .forehead ? 4000 : 1800)

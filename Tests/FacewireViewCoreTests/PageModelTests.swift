@@ -1,5 +1,5 @@
+import FacewireVocabulary
 import FacewireProtocol
-import FacewireView
 import Foundation
 import Testing
 import FacewireViewCore
@@ -40,18 +40,18 @@ struct PageModelTests {
         var core = ViewCore(score: ViewCoreTests.area)
         var face = ViewCoreTests.face(3)
         face.heartRate = Self.rate(66.5)
-        _ = core.receive(ViewCoreTests.result(seq: 0, faces: [face]), nowMs: 0)
-        let appeared = core.receive(ViewCoreTests.event(.appeared, 3, seq: 0), nowMs: 0).events
+        _ = core.receive(ViewCoreTests.result(seq: 0, faces: [face]), at: .ms(0))
+        let appeared = core.receive(ViewCoreTests.event(.appeared, 3, seq: 0), at: .ms(0)).events
         #expect(appeared.count == 1 && appeared.first?.bpm == nil)
         var left = ViewCoreTests.event(.left, 3, seq: 40, frames: 41)
         if case .event(var event)? = left.body {
             event.heartRate = Self.rate(72.4)
             left.body = .event(event)
         }
-        let events = core.receive(left, nowMs: 10).events
+        let events = core.receive(left, at: .ms(10)).events
         #expect(events.count == 1 && events.first?.kind == "left" && events.first?.bpm == 72)
         #expect(core.state().events.last?.bpm == 72, "a page that opens later sees it too")
-        let never = core.receive(ViewCoreTests.event(.left, 4, seq: 41), nowMs: 10).events
+        let never = core.receive(ViewCoreTests.event(.left, 4, seq: 41), at: .ms(10)).events
         #expect(never.first?.bpm == nil, "a track that never reported a rate")
     }
 
@@ -61,8 +61,8 @@ struct PageModelTests {
         face.heartRate = Self.rate(70)
         // A collector's bounds keep three; the view does not rely on them.
         face.skin = Array(repeating: Facewire_V1_SkinSample.with { $0.pixels = 9 }, count: 1000)
-        _ = core.preview(ViewCoreTests.preview(seq: 0), nowMs: 0)
-        let kept = core.receive(ViewCoreTests.result(seq: 0, faces: [face]), nowMs: 0).joined.first?.result.faces.first
+        _ = core.preview(ViewCoreTests.preview(seq: 0), at: .ms(0))
+        let kept = core.receive(ViewCoreTests.result(seq: 0, faces: [face]), at: .ms(0)).joined.first?.result.faces.first
         #expect(kept?.skin.isEmpty == true, "the page does not draw them")
         #expect(kept?.heartRate.bpm == 70, "the heart rate it shows is kept")
     }

@@ -2,7 +2,6 @@ import FacewireProtocol
 import FacewireRuntime
 import Testing
 
-@testable import FacewireCapture
 @testable import FacewireCaptureCore
 
 @Suite("CaptureCore: pacing")
@@ -254,10 +253,10 @@ struct CaptureCoreCreditTests {
         var rig = CaptureRig(.live)
         var wrongVersion = Ready(worker: "w")
         wrongVersion.version = 2
-        rig.outputs += rig.core.ready(wrongVersion, from: Array("x".utf8), at: rig.now)
-        rig.outputs += rig.core.ready(Ready(worker: "w"), from: [], at: rig.now)
-        rig.outputs += rig.core.ready(Ready(worker: "w"), from: Array(repeating: 7, count: 256), at: rig.now)
-        rig.outputs += rig.core.malformedReady(at: rig.now)
+        rig.perform(rig.core.ready(wrongVersion, from: Array("x".utf8), at: rig.now))
+        rig.perform(rig.core.ready(Ready(worker: "w"), from: [], at: rig.now))
+        rig.perform(rig.core.ready(Ready(worker: "w"), from: Array(repeating: 7, count: 256), at: rig.now))
+        rig.perform(rig.core.malformedReady(at: rig.now))
         #expect(rig.counters.value("ready_malformed") == 2)
         #expect(rig.counters.value("ready_refused_identity") == 2)
         #expect(rig.core.waitingWorkers(at: rig.now) == 0)
@@ -277,13 +276,13 @@ struct CaptureCoreEpochTests {
         rig.ready("a")
         rig.read(0)
         rig.read(1)  // held
-        rig.outputs += rig.core.sourceLost(at: rig.now)
+        rig.perform(rig.core.sourceLost(at: rig.now))
         #expect(rig.reports == ["skip 42/1+1", "end 42/2"])
         #expect(rig.counters.value("camera_lost") == 1)
         rig.advance(ms: 5000)
         rig.tick()
         #expect(rig.controls.filter { $0.hasPrefix("hello") }.count == 1, "no hellos for an ended epoch")
-        rig.outputs += rig.core.sourceBack(at: rig.now)
+        rig.perform(rig.core.sourceBack(at: rig.now))
         let epoch = rig.core.epoch
         #expect(epoch == UInt64(rig.now.wallUs) && epoch > CaptureRig.epoch)
         #expect(rig.controls.last == "hello \(epoch)/0")
@@ -300,8 +299,8 @@ struct CaptureCoreEpochTests {
     func epochAfterClock() {
         let ahead = UInt64(CaptureRig.startWallUs) + 1_000_000_000
         var rig = CaptureRig(.live) { $0.epoch = ahead }
-        rig.outputs += rig.core.sourceLost(at: rig.now)
-        rig.outputs += rig.core.sourceBack(at: rig.now)
+        rig.perform(rig.core.sourceLost(at: rig.now))
+        rig.perform(rig.core.sourceBack(at: rig.now))
         #expect(rig.core.epoch == ahead + 1)
         #expect(rig.next == .read)
     }
@@ -309,8 +308,8 @@ struct CaptureCoreEpochTests {
     @Test("after epoch 2^64-1 there is no greater one: the camera coming back ends the node instead of reusing it")
     func lastEpoch() {
         var rig = CaptureRig(.live) { $0.epoch = UInt64.max }
-        rig.outputs += rig.core.sourceLost(at: rig.now)
-        rig.outputs += rig.core.sourceBack(at: rig.now)
+        rig.perform(rig.core.sourceLost(at: rig.now))
+        rig.perform(rig.core.sourceBack(at: rig.now))
         #expect(rig.core.epoch == UInt64.max)
         #expect(rig.next == .finished)
         #expect(rig.reports == ["end \(UInt64.max)/0"], "one StreamEnd for the epoch")
@@ -326,5 +325,26 @@ struct CaptureCoreEpochTests {
         }
         #expect(rig.next == .wait(untilNs: nil))
         #expect(rig.controls == ["hello 42/0", "hello 42/1", "hello 42/1"])
+    }
+}
+
+@Suite("CaptureCore: the preview endpoint in hellos")
+struct CapturePreviewHelloTests {
+    @Test("every hello announces the preview endpoint; without one it is empty")
+    func hellos() {
+        var rig = CaptureRig(.live) { $0.previewEndpoint = "tcp://0.0.0.0:40123" }
+        rig.advance(ms: 1000)
+        rig.tick()
+        let hellos = rig.outputs.flatMap(\.actions).compactMap { output -> Hello? in
+            if case .control(.hello(let hello)) = output { return hello } else { return nil }
+        }
+        #expect(hellos.count == 2)
+        #expect(hellos.allSatisfy { $0.previewEndpoint == "tcp://0.0.0.0:40123" })
+        let plain = CaptureRig(.live)
+        guard case .control(.hello(let hello)) = plain.outputs.first?.actions.first else {
+            Issue.record("no hello")
+            return
+        }
+        #expect(hello.previewEndpoint.isEmpty)
     }
 }

@@ -1,4 +1,3 @@
-import FacewireCollectorCore
 import Foundation
 import Testing
 import FacewirePulse

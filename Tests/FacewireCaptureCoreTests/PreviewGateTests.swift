@@ -1,16 +1,29 @@
 import FacewireRuntime
 import Testing
 
-@testable import FacewireCapture
 @testable import FacewireCaptureCore
 
 /// A ``PreviewGate`` in a box, so that its mutating calls can go inside `#expect`.
 final class GateRig {
     var gate: PreviewGate
-    init(stream: String, fps: Double, counters: Counters) { gate = PreviewGate(stream: stream, fps: fps, counters: counters) }
+    let counters: Counters
+    init(stream: String, fps: Double, counters: Counters) {
+        gate = PreviewGate(stream: stream, fps: fps)
+        self.counters = counters
+    }
     @discardableResult
-    func receive(_ parts: [[UInt8]]) -> PreviewGate.Subscription { gate.receive(parts) }
-    func offer(atNs ns: UInt64) -> Bool { gate.offer(atNs: ns) }
+    /// Applies a subscription message and counts what its answer names, as the shell does.
+    func receive(_ parts: [[UInt8]]) -> PreviewGate.Subscription {
+        let subscription = gate.receive(parts)
+        if let counter = subscription.counter { counters.add(counter) }
+        return subscription
+    }
+    /// Offers a frame and counts what the answer names; true when it is previewed.
+    func offer(atNs ns: UInt64) -> Bool {
+        let offer = gate.offer(atNs: ns)
+        if let counter = offer.counter { counters.add(counter) }
+        return offer == .previewed
+    }
     var isWanted: Bool { gate.isWanted }
     var subscriptions: Int { gate.subscriptions }
     var topic: [UInt8] { gate.topic }

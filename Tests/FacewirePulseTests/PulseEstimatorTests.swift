@@ -1,4 +1,4 @@
-@testable import FacewireCollectorCore
+import FacewireFuzzing
 import Foundation
 import Testing
 @testable import FacewirePulse
@@ -7,40 +7,6 @@ import Testing
 /// deep, camera noise, a slow illumination drift and breathing, frames at 30 fps with a tenth dropped and jitter.
 @Suite("Pulse estimator (synthetic skin colour)")
 struct PulseEstimatorTests {
-    /// Samples of `seconds` at 30 fps: (capture time µs, r, g, b). `bpm` nil: no pulse at all.
-    /// `direction`: how the colour changes with the beat, in normalised R, G, B; by default the blood-volume pulse
-    /// signature (de Haan & van Leest 2014). Anything else stands for a periodic motion or expression artefact.
-    static func skin(bpm: Double?, seconds: Double = 40, seed: UInt64 = 1, drop: Double = 0.1, amplitude: Double = 0.003,
-                     noise: Double = 0.001, direction: (r: Double, g: Double, b: Double) = (0.33, 0.77, 0.53))
-        -> [(Int64, Double, Double, Double)]
-    {
-        var random = SplitMix64(seed: seed)
-        let base = (r: 160.0, g: 115.0, b: 95.0)
-        let pbv = direction
-        var out: [(Int64, Double, Double, Double)] = []
-        var phase = 0.0
-        let frames = Int(seconds * 30)
-        for i in 0..<frames {
-            let t = Double(i) / 30 + (random.uniform() - 0.5) * 0.004
-            let rate = bpm.map { Self.rate(around: $0, at: t) / 60 } ?? 0
-            phase += 2 * .pi * rate / 30
-            let pulse = bpm == nil ? 0 : amplitude * sin(phase)
-            let light = 1 + 0.02 * sin(2 * .pi * 0.05 * t) + 0.003 * sin(2 * .pi * 0.25 * t)  // drift and breathing
-            guard random.uniform() >= drop else { continue }
-            func channel(_ value: Double, _ direction: Double) -> Double {
-                value * light * (1 + pulse * direction) * (1 + noise * random.gaussian())
-            }
-            out.append((Int64(t * 1_000_000), channel(base.r, pbv.r), channel(base.g, pbv.g), channel(base.b, pbv.b)))
-        }
-        return out
-    }
-
-    /// The rate of ``skin(bpm:seconds:seed:drop:amplitude:noise:direction:)``'s pulse at `t` seconds: it wanders by
-    /// ±3 % around `bpm` over 17 s, as a resting heart does.
-    static func rate(around bpm: Double, at t: Double) -> Double {
-        bpm * (1 + 0.03 * sin(2 * .pi * t / 17))
-    }
-
     /// (reported estimates, frames after the first full window).
     static func run(
         _ samples: [(Int64, Double, Double, Double)], _ configuration: PulseEstimator.Configuration = .init(), regions: Bool = true
@@ -49,18 +15,8 @@ struct PulseEstimatorTests {
         return (timed.map(\.bpm), after)
     }
 
-    /// The three regions a worker would send for a face whose skin is `colour`: each with camera noise of its own
-    /// (0.1 % per channel, as much again as the face's own), the forehead twice the pixels of a cheek.
-    static func regions(_ colour: (Double, Double, Double), _ random: inout SplitMix64) -> [PulseEstimator.RegionColour] {
-        PulseEstimator.Region.allCases.map { region in
-            func channel(_ v: Double) -> Double { v * (1 + 0.001 * random.gaussian()) }
-            return .init(
-                region: region, r: channel(colour.0), g: channel(colour.1), b: channel(colour.2), pixels: region == .forehead ? 1800 : 900)
-        }
-    }
-
     /// The reported estimates with their capture times (s), and the frames after the first full window. `regions`:
-    /// each sample goes in as three regions (``regions(_:_:)``), as the collector feeds it; otherwise as one colour.
+    /// each sample goes in as three regions (``SyntheticPulse/regions(_:_:)``), as the collector feeds it; otherwise as one colour.
     static func runTimed(
         _ samples: [(Int64, Double, Double, Double)], _ configuration: PulseEstimator.Configuration = .init(), regions: Bool = true
     ) -> (estimates: [(t: Double, bpm: Double)], framesAfterWindow: Int) {
@@ -71,7 +27,7 @@ struct PulseEstimatorTests {
         let start = samples.first!.0
         for (t, r, g, b) in samples {
             let estimate = regions
-                ? estimator.add(timeUs: t, regions: Self.regions((r, g, b), &random)) : estimator.add(timeUs: t, r: r, g: g, b: b)
+                ? estimator.add(timeUs: t, regions: SyntheticPulse.regions((r, g, b), &random)) : estimator.add(timeUs: t, r: r, g: g, b: b)
             if Double(t - start) / 1_000_000 >= configuration.window + 1 {
                 after += 1
                 if let estimate { estimates.append((Double(t) / 1_000_000, estimate.bpm)) }
@@ -82,7 +38,7 @@ struct PulseEstimatorTests {
 
     /// How many of `estimates` are within 5 bpm of the pulse's rate at their time.
     static func close(_ estimates: [(t: Double, bpm: Double)], around bpm: Double) -> Int {
-        estimates.filter { abs($0.bpm - rate(around: bpm, at: $0.t)) <= 5 }.count
+        estimates.filter { abs($0.bpm - SyntheticPulse.rate(around: bpm, at: $0.t)) <= 5 }.count
     }
 
     /// A rate climbing from 70 to 100 bpm over 30 s after the first 5 (1 bpm/s, as when someone stands up).
@@ -109,7 +65,7 @@ struct PulseEstimatorTests {
     @Test("POS finds rates from 50 to 150 bpm, within 5 bpm of the moving rate on 80 %, reported on 80 % of the frames after the window",
           arguments: [50.0, 65, 80, 100, 120, 150])
     func posFindsTheRate(bpm: Double) {
-        let (estimates, after) = Self.runTimed(Self.skin(bpm: bpm, seed: UInt64(bpm)))
+        let (estimates, after) = Self.runTimed(SyntheticPulse.skin(bpm: bpm, seed: UInt64(bpm)))
         let close = Self.close(estimates, around: bpm)
         #expect(Double(estimates.count) >= 0.8 * Double(after), "reported on \(estimates.count) of \(after) frames")
         // Against the rate at the estimate's own time, which moves by up to 1.7 bpm/s at 150: what is reported is the
@@ -121,27 +77,27 @@ struct PulseEstimatorTests {
     func chromFindsTheRate(bpm: Double) {
         var configuration = PulseEstimator.Configuration()
         configuration.method = .chrom
-        let (estimates, after) = Self.runTimed(Self.skin(bpm: bpm, seed: 7), configuration)
+        let (estimates, after) = Self.runTimed(SyntheticPulse.skin(bpm: bpm, seed: 7), configuration)
         #expect(Double(estimates.count) >= 0.8 * Double(after))
         #expect(Double(Self.close(estimates, around: bpm)) >= 0.8 * Double(estimates.count))
     }
 
     @Test("without a pulse it does not invent one: confident on at most 10 % of the frames", arguments: [UInt64(1), 2, 3, 4, 5])
     func noPulseNoRate(seed: UInt64) {
-        let (estimates, after) = Self.run(Self.skin(bpm: nil, seed: seed))
+        let (estimates, after) = Self.run(SyntheticPulse.skin(bpm: nil, seed: seed))
         #expect(Double(estimates.count) <= 0.1 * Double(after), "reported \(estimates.count) of \(after): \(estimates.prefix(10))")
     }
 
     @Test("one colour without regions: the rate is found, and without a pulse reported on at most 15 % of the frames")
     func oneColour() {
-        let (estimates, after) = Self.runTimed(Self.skin(bpm: 96, seed: 96), regions: false)
+        let (estimates, after) = Self.runTimed(SyntheticPulse.skin(bpm: 96, seed: 96), regions: false)
         #expect(Double(estimates.count) >= 0.8 * Double(after), "reported on \(estimates.count) of \(after) frames")
         #expect(Double(Self.close(estimates, around: 96)) >= 0.8 * Double(estimates.count))
         // Weaker without regions to compare (agreement over time instead), and said so in the documentation.
         var invented = 0
         var frames = 0
         for seed in UInt64(1)...5 {
-            let (none, after) = Self.run(Self.skin(bpm: nil, seed: seed), regions: false)
+            let (none, after) = Self.run(SyntheticPulse.skin(bpm: nil, seed: seed), regions: false)
             invented += none.count
             frames += after
         }
@@ -155,7 +111,7 @@ struct PulseEstimatorTests {
     ])
     func otherDirectionsAreNotAPulse(direction: (Double, Double, Double)) {
         // Stronger than the pulse of the other tests, at a heart-like rate.
-        let (estimates, after) = Self.run(Self.skin(bpm: 72, seed: 3, amplitude: 0.006, direction: direction))
+        let (estimates, after) = Self.run(SyntheticPulse.skin(bpm: 72, seed: 3, amplitude: 0.006, direction: direction))
         #expect(Double(estimates.count) <= 0.1 * Double(after), "reported \(estimates.count) of \(after): \(estimates.prefix(5))")
     }
 
@@ -295,7 +251,7 @@ struct PulseEstimatorTests {
         var phase = 0.0
         for i in 0..<(30 * 40) {
             let t = Double(i) / 30
-            phase += 2 * .pi * Self.rate(around: 84, at: t) / 60 / 30
+            phase += 2 * .pi * SyntheticPulse.rate(around: 84, at: t) / 60 / 30
             guard random.uniform() >= 0.1 else { continue }
             let p = 0.003 * sin(phase)
             let regions = PulseEstimator.Region.allCases.map { region -> PulseEstimator.RegionColour in
@@ -318,8 +274,8 @@ struct PulseEstimatorTests {
         // The right cheek appears for the last 4 s only (120 samples, more than the 80 a window needs).
         var random = SplitMix64(seed: 12)
         var estimator = PulseEstimator()
-        for (t, r, g, b) in Self.skin(bpm: 80, seconds: 30, drop: 0) {
-            var regions = Self.regions((r, g, b), &random)
+        for (t, r, g, b) in SyntheticPulse.skin(bpm: 80, seconds: 30, drop: 0) {
+            var regions = SyntheticPulse.regions((r, g, b), &random)
             if t < 26_000_000 { regions.removeAll { $0.region == .rightCheek } }
             _ = estimator.add(timeUs: t, regions: regions)
         }
@@ -327,8 +283,8 @@ struct PulseEstimatorTests {
     }
 
     /// `seconds` at 30 fps of a pulse at a steady `bpm`, 0.3 % deep along the blood-volume signature, under the slow
-    /// drift and breathing of ``skin(bpm:seconds:seed:drop:amplitude:noise:direction:)``, every frame as the three
-    /// regions ``regions(_:_:)`` makes of it (each with camera noise of its own).
+    /// drift and breathing of ``SyntheticPulse/skin(bpm:seconds:seed:drop:amplitude:noise:direction:)``, every frame as the three
+    /// regions ``SyntheticPulse/regions(_:_:)`` makes of it (each with camera noise of its own).
     static func steady(bpm: Double, seconds: Double = 20, seed: UInt64) -> [(timeUs: Int64, regions: [PulseEstimator.RegionColour])] {
         var random = SplitMix64(seed: seed)
         return (0..<Int(seconds * 30)).map { i -> (timeUs: Int64, regions: [PulseEstimator.RegionColour]) in
@@ -336,7 +292,7 @@ struct PulseEstimatorTests {
             let p = 0.003 * sin(2 * .pi * bpm / 60 * t)
             let light = 1 + 0.02 * sin(2 * .pi * 0.05 * t) + 0.003 * sin(2 * .pi * 0.25 * t)
             func channel(_ value: Double, _ direction: Double) -> Double { value * light * (1 + p * direction) }
-            return (Int64(t * 1_000_000), Self.regions((channel(160, 0.33), channel(115, 0.77), channel(95, 0.53)), &random))
+            return (Int64(t * 1_000_000), SyntheticPulse.regions((channel(160, 0.33), channel(115, 0.77), channel(95, 0.53)), &random))
         }
     }
 
@@ -529,16 +485,16 @@ struct PulseEstimatorTests {
         }
         #expect(estimator.latest == nil)
         // At 6 frames/s (under twice the band's top) nothing either; at 10 frames/s the window is read.
-        let sparse = Self.skin(bpm: 72, seconds: 30, drop: 0).enumerated().filter { $0.offset % 5 == 0 }.map(\.element)
+        let sparse = SyntheticPulse.skin(bpm: 72, seconds: 30, drop: 0).enumerated().filter { $0.offset % 5 == 0 }.map(\.element)
         #expect(Self.run(sparse).estimates.isEmpty)
-        let slow = Self.skin(bpm: 72, seconds: 30, drop: 0).enumerated().filter { $0.offset % 3 == 0 }.map(\.element)
+        let slow = SyntheticPulse.skin(bpm: 72, seconds: 30, drop: 0).enumerated().filter { $0.offset % 3 == 0 }.map(\.element)
         var reading = PulseEstimator()
         for (t, r, g, b) in slow { _ = reading.add(timeUs: t, r: r, g: g, b: b) }
         #expect(reading.latest != nil)
     }
 
     @Test func aGapStartsTheSeriesAgain() {
-        var samples = Self.skin(bpm: 75, seconds: 30, drop: 0)
+        var samples = SyntheticPulse.skin(bpm: 75, seconds: 30, drop: 0)
         // Two seconds missing at 15 s: no estimate until a full window after it.
         samples.removeAll { $0.0 >= 15_000_000 && $0.0 < 17_000_000 }
         var estimator = PulseEstimator()
@@ -560,12 +516,12 @@ struct PulseEstimatorTests {
             var random = SplitMix64(seed: 21)
             var reportedAt: [Double] = []
             var sent = false
-            for (t, r, g, b) in Self.skin(bpm: 80, seconds: 40, drop: 0) {
+            for (t, r, g, b) in SyntheticPulse.skin(bpm: 80, seconds: 40, drop: 0) {
                 if t >= 15_000_000 && !sent {
                     sent = true
-                    #expect(estimator.add(timeUs: stray(t), regions: Self.regions((r, g, b), &random)) == nil, "\(name)")
+                    #expect(estimator.add(timeUs: stray(t), regions: SyntheticPulse.regions((r, g, b), &random)) == nil, "\(name)")
                 }
-                if estimator.add(timeUs: t, regions: Self.regions((r, g, b), &random)) != nil { reportedAt.append(Double(t) / 1e6) }
+                if estimator.add(timeUs: t, regions: SyntheticPulse.regions((r, g, b), &random)) != nil { reportedAt.append(Double(t) / 1e6) }
             }
             #expect(reportedAt.contains { $0 < 15 }, "\(name): reported before")
             #expect(
@@ -579,7 +535,7 @@ struct PulseEstimatorTests {
     func hostileSamplesNeverTrapAndAreIgnored() {
         let values: [Double] = [.nan, .infinity, -.infinity, -1, 0, 1e308, .leastNonzeroMagnitude]
         let times: [Int64] = [.min, -1, 0, 1, .max, .max - 1]
-        let samples = Self.skin(bpm: 90, seconds: 20, drop: 0)
+        let samples = SyntheticPulse.skin(bpm: 90, seconds: 20, drop: 0)
         // The clean window alone, on a fresh estimator: the reference.
         var fresh = PulseEstimator()
         let expected = samples.map { fresh.add(timeUs: $0.0, r: $0.1, g: $0.2, b: $0.3) }
@@ -608,17 +564,5 @@ struct PulseEstimatorTests {
         #expect(same == samples.count, "the fresh estimator's estimate on \(same) of \(samples.count) clean samples")
         #expect(ignored == 2 * samples.count, "\(ignored) of \(2 * samples.count) hostile or late samples returned the estimate before them")
         #expect(estimator.latest == fresh.latest && estimator.current == fresh.current)
-    }
-}
-
-/// Draws for the synthetic skin colour, from the target's seeded generator (ReorderBufferTestSupport.swift).
-extension SplitMix64 {
-    /// Uniform in [0, 1).
-    mutating func uniform() -> Double { Double(next() >> 11) / Double(1 << 53) }
-
-    /// Standard normal (Box-Muller).
-    mutating func gaussian() -> Double {
-        let u = max(uniform(), 1e-12)
-        return (-2 * log(u)).squareRoot() * cos(2 * .pi * uniform())
     }
 }

@@ -1,3 +1,4 @@
+import FacewireFuzzing
 import FacewireProtocol
 import Foundation
 import Testing
@@ -56,9 +57,9 @@ struct PulseAtTheCollectorTests {
     {
         var next = (seq: seq, time: start)
         var random = SplitMix64(seed: 4)
-        for sample in PulseEstimatorTests.skin(bpm: bpm, seconds: seconds, seed: 3, drop: 0) {
+        for sample in SyntheticPulse.skin(bpm: bpm, seconds: seconds, seed: 3, drop: 0) {
             next.time = start + sample.0
-            let regions = PulseEstimatorTests.regions((sample.1, sample.2, sample.3), &random)
+            let regions = SyntheticPulse.regions((sample.1, sample.2, sample.3), &random)
             h.send(result(stream, seq: next.seq, time: next.time, faces: [face(x: 200, regions: regions)]), from: CoreHarness.worker)
             next.seq += 1
             h.advance(ms: 33)
@@ -92,7 +93,7 @@ struct PulseAtTheCollectorTests {
         // The estimator's accuracy is PulseEstimatorTests' subject; here: every rate near the pulse's (wandering) rate
         // at the frame's capture time, most within 5 bpm (one estimate holds for a second, some 30 frames).
         let errors = rated.map { frame in
-            abs(Double(frame.faces[0].heartRate.bpm) - PulseEstimatorTests.rate(around: 84, at: Double(frame.captureTimeUs - start) / 1_000_000))
+            abs(Double(frame.faces[0].heartRate.bpm) - SyntheticPulse.rate(around: 84, at: Double(frame.captureTimeUs - start) / 1_000_000))
         }
         #expect(rated.allSatisfy { $0.faces[0].heartRate.windowSeconds == 10 })
         #expect(errors.allSatisfy { $0 <= 10 }, "\(errors.max() ?? 0)")

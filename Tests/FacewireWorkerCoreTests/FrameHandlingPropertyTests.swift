@@ -1,6 +1,7 @@
+import FacewireFuzzing
+import FacewireVocabulary
 import FacewireDetection
 import FacewireProtocol
-import FacewireWorker
 import Testing
 import FacewireWorkerCore
 
@@ -66,7 +67,7 @@ struct FrameHandlingPropertyTests {
             }
             let receivedAt = random.int64()
             let outcome = handling.handle(
-                parts: [try header.serializedBytes(), [0xFF, 0xD8, 0xFF, 0xD9]], receivedAtUs: receivedAt, analyze: Self.analyze)
+                parts: [try header.serializedBytes(), [0xFF, 0xD8, 0xFF, 0xD9]], at: .wall(receivedAt), analyze: Self.analyze)
             // The header went through protobuf: compare with what the worker saw.
             let seen = try FrameHeader(serializedBytes: try header.serializedBytes() as [UInt8])
             let result = try #require(outcome.result)
@@ -76,7 +77,7 @@ struct FrameHandlingPropertyTests {
             let sent = seen.sentTimeUs != 0 ? seen.sentTimeUs : seen.captureTimeUs
             let (queued, overflow) = receivedAt.subtractingReportingOverflow(sent)
             let plausible = sent == 0 || (!overflow && queued >= 0 && queued <= 86_400_000_000)
-            #expect(outcome.counters.contains("frames_implausible_time") == !plausible)
+            #expect(outcome.countedNames.contains("frames_implausible_time") == !plausible)
             let stale = seen.deadlineUs != 0 && receivedAt > seen.deadlineUs
             let settings = seen.settings
             let badSettings = seen.hasSettings && (
@@ -88,9 +89,9 @@ struct FrameHandlingPropertyTests {
             if stale {
                 #expect(result.status == .dropped && result.reason == "stale")
             } else if badSettings {
-                #expect(result.status == .error && outcome.counters.contains("frames_failed_settings"), "\(seen)")
+                #expect(result.status == .error && outcome.countedNames.contains("frames_failed_settings"), "\(seen)")
             } else if seen.orientation > 8 {
-                #expect(result.status == .error && outcome.counters.contains("frames_failed_orientation"))
+                #expect(result.status == .error && outcome.countedNames.contains("frames_failed_orientation"))
             } else {
                 #expect(result.status == .processed, "\(seen) \(result.reason)")
                 #expect(result.width == 10 && result.height == 20)

@@ -1,7 +1,7 @@
 import FacewireProtocol
 import FacewireRuntime
+import FacewireVocabulary
 
-@testable import FacewireCapture
 @testable import FacewireCaptureCore
 
 /// A ``CaptureCore`` driven by hand: a fake clock, a fake frame socket that records what was sent (and can be told
@@ -39,17 +39,26 @@ struct CaptureRig {
     let counters = Counters()
     var core: Core
     var clockNs = startNs
+    /// Every effect so far, in order (each send already carried out and reported back).
     var outputs: [Core.Output] = []
 
     init(_ pacing: Core.Pacing, configure: (inout Core.Settings) -> Void = { _ in }) {
         var settings = Core.Settings(stream: "cam", nodeID: "node", frameEndpoint: "tcp://h:5555", epoch: Self.epoch, pacing: pacing)
         settings.statisticsIntervalNs = 0
         configure(&settings)
+        core = Core(settings: settings, at: Core.Instant(monotonicNs: Self.startNs, wallUs: Self.startWallUs))
+        let started = core.start(at: now)
+        perform(started)
+    }
+
+    /// Carries out the core's effects as the shell does: each send on the link (reported back to the core), counts.
+    mutating func perform(_ output: Core.Output) {
         let link = link
-        core = Core(
-            settings: settings, counters: counters, at: Core.Instant(monotonicNs: Self.startNs, wallUs: Self.startWallUs)
-        ) { link.transmit($0, $1, $2) }
-        outputs = core.start(at: now)
+        let now = now
+        for output in core.settle(output, at: { now }, transmit: { link.transmit($0.identity, $0.worker, $0.frame) }) {
+            outputs.append(output)
+            counters.add(output.counts)
+        }
     }
 
     var now: Core.Instant {
@@ -58,19 +67,30 @@ struct CaptureRig {
 
     mutating func advance(ms: UInt64) { clockNs += ms * 1_000_000 }
     mutating func ready(_ identity: String, worker: String? = nil) {
-        outputs += core.ready(Ready(worker: worker ?? identity), from: Array(identity.utf8), at: now)
+        let output = core.ready(Ready(worker: worker ?? identity), from: Array(identity.utf8), at: now)
+        perform(output)
     }
     mutating func read(_ payload: Int, media: Double? = nil) {
-        outputs += core.frameRead(Core.ReadFrame(payload: payload, width: 4, height: 3, mediaTimeSeconds: media), at: now)
+        let output = core.frameRead(Core.ReadFrame(payload: payload, width: 4, height: 3, mediaTimeSeconds: media), at: now)
+        perform(output)
     }
-    mutating func tick() { outputs += core.tick(at: now) }
-    mutating func ended() { outputs += core.sourceEnded(at: now) }
-    mutating func stop() { outputs += core.stop(at: now) }
+    mutating func tick() {
+        let output = core.tick(at: now, totals: counters.totals)
+        perform(output)
+    }
+    mutating func ended() {
+        let output = core.sourceEnded(at: now)
+        perform(output)
+    }
+    mutating func stop() {
+        let output = core.stop(at: now)
+        perform(output)
+    }
     var next: Core.Step { core.next(at: now) }
 
     /// The control messages so far, as short strings: `hello e/next`, `skip e/first+count`, `end e/next`.
     var controls: [String] {
-        outputs.compactMap {
+        outputs.flatMap(\.actions).compactMap {
             guard case .control(let body) = $0 else { return nil }
             switch body {
             case .hello(let hello): return "hello \(hello.epoch)/\(hello.nextSeq)"
@@ -86,10 +106,7 @@ struct CaptureRig {
 
     /// Log lines at warning or above.
     var warnings: [String] {
-        outputs.compactMap {
-            guard case .log(let level, let message, _) = $0, level >= .warning else { return nil }
-            return message
-        }
+        outputs.flatMap(\.logs).compactMap { $0.level == .warning || $0.level == .error ? $0.message : nil }
     }
 
     /// `seq→identity` of what was sent.

@@ -1,5 +1,6 @@
+import FacewireFuzzing
+import FacewireVocabulary
 import FacewireProtocol
-import FacewireView
 import Testing
 import FacewireViewCore
 
@@ -63,11 +64,11 @@ struct ViewCoreTests {
 
     @Test func aPreviewIsJoinedWithItsOwnResultWhicheverComesFirst() {
         var core = ViewCore(score: Self.area)
-        #expect(core.preview(Self.preview(seq: 0), nowMs: 0).joined.isEmpty)
-        let first = core.receive(Self.result(seq: 0, faces: [Self.face(1)]), nowMs: 0).joined
+        #expect(core.preview(Self.preview(seq: 0), at: .ms(0)).joined.isEmpty)
+        let first = core.receive(Self.result(seq: 0, faces: [Self.face(1)]), at: .ms(0)).joined
         #expect(first.map(\.result.seq) == [0] && first.map(Self.seqOfImage) == [0])
-        #expect(core.receive(Self.result(seq: 1, faces: [Self.face(1, x: 30)]), nowMs: 0).joined.isEmpty)
-        let second = core.preview(Self.preview(seq: 1), nowMs: 0).joined
+        #expect(core.receive(Self.result(seq: 1, faces: [Self.face(1, x: 30)]), at: .ms(0)).joined.isEmpty)
+        let second = core.preview(Self.preview(seq: 1), at: .ms(0)).joined
         #expect(second.map(\.result.seq) == [1] && second.map(Self.seqOfImage) == [1])
         #expect(second.first?.result.faces.first?.bounds.x == 30, "the face of seq 1, not of seq 0")
         #expect(second.first?.result.faces.first?.landmarks.isEmpty == true, "landmarks are not kept")
@@ -82,23 +83,23 @@ struct ViewCoreTests {
         bytes += [0xFA, 0x3E] + [0x80, 0x80, 0x40] + [UInt8](repeating: 7, count: 1 << 20)  // field 999, 1 MiB
         let parsed = try! FrameResult(serializedBytes: bytes)
         #expect(parsed.unknownFields.data.count > 1 << 20, "the padding is there to be dropped")
-        _ = core.preview(Self.preview(seq: 2), nowMs: 0)
-        let kept = core.receive(StreamMessage(stream: "cam", epoch: 1, body: .frame(parsed)), nowMs: 0).joined.first?.result
+        _ = core.preview(Self.preview(seq: 2), at: .ms(0))
+        let kept = core.receive(StreamMessage(stream: "cam", epoch: 1, body: .frame(parsed)), at: .ms(0)).joined.first?.result
         #expect(kept?.seq == 2 && kept?.unknownFields.data.isEmpty == true)
     }
 
     @Test func aFrameWhoseResultWasDroppedIsNeverShownWithANeighboursResult() {
         var core = ViewCore(score: Self.area)
-        for seq: UInt64 in 0..<3 { _ = core.preview(Self.preview(seq: seq), nowMs: 0) }
+        for seq: UInt64 in 0..<3 { _ = core.preview(Self.preview(seq: seq), at: .ms(0)) }
         var joined: [ViewCore.JoinedFrame] = []
-        joined += core.receive(Self.result(seq: 0), nowMs: 0).joined
-        let drop = core.receive(Self.result(seq: 1, status: .dropped, reason: "timeout:1000ms"), nowMs: 5)
-        #expect(drop.joined.isEmpty && drop.counters == ["view_previews_unjoined"])
-        joined += core.receive(Self.result(seq: 2), nowMs: 0).joined
+        joined += core.receive(Self.result(seq: 0), at: .ms(0)).joined
+        let drop = core.receive(Self.result(seq: 1, status: .dropped, reason: "timeout:1000ms"), at: .ms(5))
+        #expect(drop.joined.isEmpty && drop.countedNames == ["view_previews_unjoined"])
+        joined += core.receive(Self.result(seq: 2), at: .ms(0)).joined
         #expect(joined.map(\.result.seq) == [0, 2])
         #expect(joined.map(Self.seqOfImage) == [0, 2])
         // A preview that comes after its frame was published as dropped finds nothing to join.
-        #expect(core.preview(Self.preview(seq: 1), nowMs: 0).counters == ["view_previews_unjoined"])
+        #expect(core.preview(Self.preview(seq: 1), at: .ms(0)).countedNames == ["view_previews_unjoined"])
         let status = core.status("cam")
         #expect(status?.dropped == ["timeout": 1] && status?.lastDrop?.seq == 1)
         #expect(status?.lastDrop?.reason == "timeout" && status?.lastDrop?.atMs == 5)
@@ -109,7 +110,7 @@ struct ViewCoreTests {
     /// thousand frames with a third dropped: every pair has one seq, and every previewed processed frame within the
     /// rings' reach is shown exactly once.
     @Test func shuffledArrivalsJoinOnlyEqualSequences() {
-        var random = SplitMix(seed: 42)
+        var random = SplitMix64(seed: 42)
         var core = ViewCore(score: Self.area)
         var joined: [ViewCore.JoinedFrame] = []
         var processed: Set<UInt64> = []
@@ -119,12 +120,12 @@ struct ViewCoreTests {
             previewAt[max(0, Int(seq) + lag), default: []].append(seq)
         }
         for index in 0..<1010 {
-            for seq in previewAt[index] ?? [] { joined += core.preview(Self.preview(seq: seq), nowMs: 0).joined }
+            for seq in previewAt[index] ?? [] { joined += core.preview(Self.preview(seq: seq), at: .ms(0)).joined }
             guard index < 1000 else { continue }
             let seq = UInt64(index)
             let dropped = random.next() % 3 == 0
             if !dropped { processed.insert(seq) }
-            joined += core.receive(Self.result(seq: seq, status: dropped ? .dropped : .processed, faces: [Self.face(seq + 1)]), nowMs: 0).joined
+            joined += core.receive(Self.result(seq: seq, status: dropped ? .dropped : .processed, faces: [Self.face(seq + 1)]), at: .ms(0)).joined
         }
         #expect(joined.allSatisfy { $0.result.seq == $0.preview.header.seq && Self.seqOfImage($0) == $0.result.seq })
         #expect(joined.allSatisfy { $0.result.faces.first?.trackingID == $0.result.seq + 1 }, "each frame drawn with its own faces")
@@ -135,12 +136,12 @@ struct ViewCoreTests {
 
     @Test func aNewerEpochStartsTheStreamAfreshAndAnOlderOneIsIgnored() {
         var core = ViewCore(score: Self.area)
-        _ = core.receive(Self.result(seq: 5), nowMs: 0)
+        _ = core.receive(Self.result(seq: 5), at: .ms(0))
         #expect(core.status("cam")?.frames == 1)
-        _ = core.preview(Self.preview(seq: 0, epoch: 2), nowMs: 0)
+        _ = core.preview(Self.preview(seq: 0, epoch: 2), at: .ms(0))
         #expect(core.status("cam")?.epoch == 2 && core.status("cam")?.frames == 0)
-        #expect(core.receive(Self.result(seq: 6), nowMs: 0).counters == ["view_stale_epoch"])
-        #expect(core.receive(Self.result(seq: 0, epoch: 2), nowMs: 0).joined.count == 1)
+        #expect(core.receive(Self.result(seq: 6), at: .ms(0)).countedNames == ["view_stale_epoch"])
+        #expect(core.receive(Self.result(seq: 0, epoch: 2), at: .ms(0)).joined.count == 1)
     }
 
     // MARK: Tracks
@@ -149,8 +150,8 @@ struct ViewCoreTests {
         var core = ViewCore(score: Self.area)
         var crops: [ViewCore.CropRequest] = []
         for (seq, size) in [(0, 40), (1, 42), (2, 80), (3, 60)] as [(UInt64, Float)] {
-            _ = core.preview(Self.preview(seq: seq), nowMs: 0)
-            let out = core.receive(Self.result(seq: seq, faces: [Self.face(7, size: size)], captureTimeUs: Int64(seq) * 40_000), nowMs: 0)
+            _ = core.preview(Self.preview(seq: seq), at: .ms(0))
+            let out = core.receive(Self.result(seq: seq, faces: [Self.face(7, size: size)], captureTimeUs: Int64(seq) * 40_000), at: .ms(0))
             crops += out.crops
         }
         // 40 first, then 42 is not 15 % better, 80 is, 60 is worse.
@@ -158,7 +159,7 @@ struct ViewCoreTests {
         #expect(crops.allSatisfy { $0.trackingID == 7 && $0.stream == "cam" && $0.epoch == 1 })
         #expect(crops.last.map { Array($0.jpeg[2..<3]) } == [2], "the crop is of the frame the face was best in")
         core.setCrop([1, 2, 3], stream: "cam", epoch: 1, trackingID: 7)
-        let out = core.receive(Self.event(.left, 7, seq: 3, frames: 4), nowMs: 99)
+        let out = core.receive(Self.event(.left, 7, seq: 3, frames: 4), at: .ms(99))
         #expect(out.left.count == 1)
         #expect(out.left.first?.track.durationMs == 120 && out.left.first?.track.frameCount == 4)
         let event = out.events.first
@@ -175,10 +176,10 @@ struct ViewCoreTests {
         limits.endedTracksPerStream = 2
         var core = ViewCore(limits: limits, score: Self.area)
         let faces = (1...10).map { Self.face(UInt64($0)) }
-        let out = core.receive(Self.result(seq: 0, faces: faces), nowMs: 0)
-        #expect(out.counters.filter { $0 == "view_tracks_refused_cap" }.count == 6)
+        let out = core.receive(Self.result(seq: 0, faces: faces), at: .ms(0))
+        #expect(out.countedNames.filter { $0 == "view_tracks_refused_cap" }.count == 6)
         #expect(core.status("cam")?.liveTracks == 4)
-        for id: UInt64 in 1...4 { _ = core.receive(Self.event(.left, id, seq: 0), nowMs: Int64(id)) }
+        for id: UInt64 in 1...4 { _ = core.receive(Self.event(.left, id, seq: 0), at: .ms(Int64(id))) }
         #expect(core.state().events.map(\.trackingID) == [2, 3, 4])
         #expect(core.track("cam", trackingID: 1) == nil && core.track("cam", trackingID: 4)?.ended == true)
     }
@@ -192,13 +193,13 @@ struct ViewCoreTests {
         limits.maxJPEGBytes = 100
         var core = ViewCore(limits: limits, score: Self.area)
         var counters: [String] = []
-        for seq: UInt64 in 0..<1000 { counters += core.preview(Self.preview(seq: seq), nowMs: 0).counters }
+        for seq: UInt64 in 0..<1000 { counters += core.preview(Self.preview(seq: seq), at: .ms(0)).countedNames }
         #expect(counters.count == 996, "previews without a result: all but the newest 4 go")
-        #expect(core.receive(Self.result(seq: 999), nowMs: 0).joined.count == 1, "the newest one is still joinable")
-        _ = core.receive(Self.result("b", seq: 0), nowMs: 0)
-        #expect(core.receive(Self.result("c", seq: 0), nowMs: 0).counters == ["view_streams_refused_cap"])
-        #expect(core.preview(Self.preview("b", seq: 1, bytes: 101), nowMs: 0).counters == ["view_previews_rejected_size"])
-        #expect(core.receive(Self.result("bad stream", seq: 0), nowMs: 0).counters == ["view_invalid_stream"])
+        #expect(core.receive(Self.result(seq: 999), at: .ms(0)).joined.count == 1, "the newest one is still joinable")
+        _ = core.receive(Self.result("b", seq: 0), at: .ms(0))
+        #expect(core.receive(Self.result("c", seq: 0), at: .ms(0)).countedNames == ["view_streams_refused_cap"])
+        #expect(core.preview(Self.preview("b", seq: 1, bytes: 101), at: .ms(0)).countedNames == ["view_previews_rejected_size"])
+        #expect(core.receive(Self.result("bad stream", seq: 0), at: .ms(0)).countedNames == ["view_invalid_stream"])
         #expect(core.streamIDs == ["b", "cam"])
     }
 
@@ -210,39 +211,39 @@ struct ViewCoreTests {
         limits.maxJPEGBytes = 100
         var core = ViewCore(limits: limits, score: Self.area)
         var counters: [String] = []
-        for seq: UInt64 in 0..<3 { counters += core.preview(Self.preview("a", seq: seq, bytes: 40), nowMs: 0).counters }
+        for seq: UInt64 in 0..<3 { counters += core.preview(Self.preview("a", seq: seq, bytes: 40), at: .ms(0)).countedNames }
         #expect(counters == ["view_previews_over_budget"], "80 bytes wait, the third frame pushes out the first")
-        #expect(core.receive(Self.result("a", seq: 0), nowMs: 0).joined.isEmpty, "seq 0 went")
-        #expect(core.receive(Self.result("a", seq: 2), nowMs: 0).joined.map(\.result.seq) == [2])
+        #expect(core.receive(Self.result("a", seq: 0), at: .ms(0)).joined.isEmpty, "seq 0 went")
+        #expect(core.receive(Self.result("a", seq: 2), at: .ms(0)).joined.map(\.result.seq) == [2])
         // "a" still holds nothing now; "b" fills 80, then "c" cannot fit a 40-byte frame beside them.
-        for seq: UInt64 in 0..<2 { _ = core.preview(Self.preview("b", seq: seq, bytes: 40), nowMs: 0) }
-        #expect(core.preview(Self.preview("c", seq: 0, bytes: 40), nowMs: 0).counters == ["view_previews_over_budget"])
-        #expect(core.receive(Self.result("c", seq: 0), nowMs: 0).joined.isEmpty)
-        #expect(core.receive(Self.result("b", seq: 1), nowMs: 0).joined.count == 1, "b's frames were not pushed out by c")
+        for seq: UInt64 in 0..<2 { _ = core.preview(Self.preview("b", seq: seq, bytes: 40), at: .ms(0)) }
+        #expect(core.preview(Self.preview("c", seq: 0, bytes: 40), at: .ms(0)).countedNames == ["view_previews_over_budget"])
+        #expect(core.receive(Self.result("c", seq: 0), at: .ms(0)).joined.isEmpty)
+        #expect(core.receive(Self.result("b", seq: 1), at: .ms(0)).joined.count == 1, "b's frames were not pushed out by c")
         // A newer epoch's frames do not compete with the older epoch's.
-        _ = core.preview(Self.preview("b", seq: 5, bytes: 40), nowMs: 0)
-        #expect(core.preview(Self.preview("b", seq: 0, epoch: 2, bytes: 70), nowMs: 0).counters.isEmpty)
+        _ = core.preview(Self.preview("b", seq: 5, bytes: 40), at: .ms(0))
+        #expect(core.preview(Self.preview("b", seq: 0, epoch: 2, bytes: 70), at: .ms(0)).countedNames.isEmpty)
     }
 
     @Test func anEndedOrSilentStreamMakesRoomForANewOneAtTheCap() {
         var limits = ViewLimits()
         limits.maxStreams = 2
         var core = ViewCore(limits: limits, score: Self.area)
-        _ = core.receive(Self.result("a", seq: 0), nowMs: 0)
-        _ = core.receive(Self.result("b", seq: 0), nowMs: 1000)
-        #expect(core.receive(Self.result("c", seq: 0), nowMs: 30_000).counters == ["view_streams_refused_cap"], "both still live")
-        _ = core.receive(StreamMessage(stream: "b", epoch: 1, body: .end(StreamSummary())), nowMs: 31_000)
-        #expect(core.receive(Self.result("c", seq: 0), nowMs: 32_000).counters == ["view_streams_forgotten"], "the ended one goes")
+        _ = core.receive(Self.result("a", seq: 0), at: .ms(0))
+        _ = core.receive(Self.result("b", seq: 0), at: .ms(1000))
+        #expect(core.receive(Self.result("c", seq: 0), at: .ms(30_000)).countedNames == ["view_streams_refused_cap"], "both still live")
+        _ = core.receive(StreamMessage(stream: "b", epoch: 1, body: .end(StreamSummary())), at: .ms(31_000))
+        #expect(core.receive(Self.result("c", seq: 0), at: .ms(32_000)).countedNames == ["view_streams_forgotten"], "the ended one goes")
         #expect(core.streamIDs == ["a", "c"])
-        #expect(core.receive(Self.result("d", seq: 0), nowMs: 61_000).counters == ["view_streams_forgotten"], "a is silent for 61 s")
+        #expect(core.receive(Self.result("d", seq: 0), at: .ms(61_000)).countedNames == ["view_streams_forgotten"], "a is silent for 61 s")
         #expect(core.streamIDs == ["c", "d"])
     }
 
     @Test func dropReasonsAreShortCodesAndFewRunsCountTheirLength() {
         var core = ViewCore(score: Self.area)
-        _ = core.receive(Self.result(seq: 0, status: .dropped, reason: "skipped:no-worker", runLength: UInt64.max), nowMs: 0)
-        _ = core.receive(Self.result(seq: 1, status: .dropped, reason: "skipped:no-worker", runLength: 5), nowMs: 0)
-        for n in 0..<100 { _ = core.receive(Self.result(seq: 2 + UInt64(n), status: .dropped, reason: "r\(n)\u{7}:\(String(repeating: "x", count: 500))"), nowMs: 0) }
+        _ = core.receive(Self.result(seq: 0, status: .dropped, reason: "skipped:no-worker", runLength: UInt64.max), at: .ms(0))
+        _ = core.receive(Self.result(seq: 1, status: .dropped, reason: "skipped:no-worker", runLength: 5), at: .ms(0))
+        for n in 0..<100 { _ = core.receive(Self.result(seq: 2 + UInt64(n), status: .dropped, reason: "r\(n)\u{7}:\(String(repeating: "x", count: 500))"), at: .ms(0)) }
         let status = core.status("cam")
         #expect(status?.dropped["skipped"] == .max, "saturates, never traps")
         #expect(status?.frames == .max)
@@ -254,7 +255,7 @@ struct ViewCoreTests {
     /// Twenty thousand hostile inputs (extreme seqs, epochs, run lengths and IDs, non-finite faces, invalid and
     /// many streams, previews and results in any order): nothing traps and every bound holds after each step.
     @Test func hostileSequencesKeepEveryBound() {
-        var random = SplitMix(seed: 7)
+        var random = SplitMix64(seed: 7)
         var limits = ViewLimits()
         limits.maxStreams = 3
         limits.liveTracksPerStream = 5
@@ -271,20 +272,20 @@ struct ViewCoreTests {
             face.faceAngle = [0, .nan, 1e9][Int(random.next() % 3)]
             let out: ViewOutput
             switch random.next() % 4 {
-            case 0: out = core.preview(Self.preview(stream, seq: pick(), epoch: pick()), nowMs: Int64(step))
+            case 0: out = core.preview(Self.preview(stream, seq: pick(), epoch: pick()), at: .ms(Int64(step)))
             case 1:
                 let status: FrameStatus = [.processed, .dropped, .error, .UNRECOGNIZED(9)][Int(random.next() % 4)]
                 out = core.receive(Self.result(stream, seq: pick(), epoch: pick(), status: status, reason: "r\(random.next() % 50)",
-                                               faces: [face, face], runLength: pick(), captureTimeUs: Int64(bitPattern: random.next())), nowMs: 0)
+                                               faces: [face, face], runLength: pick(), captureTimeUs: Int64(bitPattern: random.next())), at: .ms(0))
             case 2:
                 var message = Self.event(random.next() % 2 == 0 ? .appeared : .left, pick(), seq: pick(), frames: UInt32(truncatingIfNeeded: pick()), stream: stream)
                 message.epoch = pick()
-                out = core.receive(message, nowMs: Int64(step))
+                out = core.receive(message, at: .ms(Int64(step)))
             default:
                 var statistics = StreamStatisticsMessage()
                 statistics.fps = .nan
                 statistics.latencyP99Ms = .infinity
-                out = core.receive(StreamMessage(stream: stream, epoch: pick(), body: .statistics(statistics)), nowMs: 0)
+                out = core.receive(StreamMessage(stream: stream, epoch: pick(), body: .statistics(statistics)), at: .ms(0))
             }
             joined += out.joined.count
             #expect(out.joined.allSatisfy { $0.preview.header.seq == $0.result.seq && $0.preview.header.epoch == $0.result.epoch })
@@ -311,15 +312,8 @@ struct ViewCoreTests {
     }
 }
 
-/// A small deterministic generator (SplitMix64) for shuffled arrivals.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+
+extension Instant {
+    /// A moment at wall-clock `ms` milliseconds (the view keeps wall-clock time).
+    static func ms(_ ms: Int64) -> Instant { Instant(monotonicNs: 0, wallUs: ms * 1000) }
 }

@@ -1,5 +1,4 @@
 import FacewireProtocol
-import FacewireView
 import Testing
 import FacewireViewCore
 

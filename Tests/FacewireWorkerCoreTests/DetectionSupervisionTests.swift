@@ -1,4 +1,3 @@
-import FacewireWorker
 import Testing
 import FacewireWorkerCore
 

@@ -1,6 +1,6 @@
+import FacewireFuzzing
 import FacewireVocabulary
 import Testing
-@testable import FacewireCollectorCore
 @testable import FacewireTracking
 
 @Suite("FaceTracker")

@@ -1,6 +1,5 @@
 import FacewireDetection
 import FacewireProtocol
-import FacewireWorker
 import Testing
 import FacewireVocabulary
 import FacewireWorkerCore
@@ -44,7 +43,7 @@ struct FrameHandlingTests {
 
     @Test("a normal frame is processed with its timings and faces")
     func normal() throws {
-        let outcome = handling.handle(Self.frame(), receivedAtUs: Self.now, analyze: Self.analyze)
+        let outcome = handling.handle(Self.frame(), at: .wall(Self.now), analyze: Self.analyze)
         let result = try #require(outcome.result)
         #expect(result.status == .processed)
         #expect(result.stream == "cam" && result.epoch == 7 && result.seq == 3 && result.worker == "w/t0")
@@ -52,7 +51,7 @@ struct FrameHandlingTests {
         #expect(result.faces.count == 1)
         #expect(result.timings.queueMs == 10)
         #expect(result.timings.decodeMs == 1.5)
-        #expect(outcome.counters == ["frames_processed"])
+        #expect(outcome.countedNames == ["frames_processed"])
     }
 
     @Test("sent_time_us and capture_time_us at every int64 extreme: processed, queue time only when plausible",
@@ -61,14 +60,14 @@ struct FrameHandlingTests {
         for receivedAt in [Self.now, 0, -1, Int64.min, Int64.max] {
             for change in [{ (h: inout FrameHeader) in h.sentTimeUs = value }, { h in h.sentTimeUs = 0; h.captureTimeUs = value }] {
                 let frame = Self.frame(change)
-                let outcome = handling.handle(frame, receivedAtUs: receivedAt, analyze: Self.analyze)
+                let outcome = handling.handle(frame, at: .wall(receivedAt), analyze: Self.analyze)
                 let result = try #require(outcome.result)
                 #expect(result.status == .processed)
                 #expect(result.timings.queueMs >= 0 && result.timings.queueMs.isFinite)
                 #expect(Float(result.timings.queueMs) <= Float(FrameHandling.maxPlausibleQueueUs) / 1000)
                 let expected = FrameHandling.queueMicroseconds(
                     receivedAtUs: receivedAt, sentTimeUs: frame.header.sentTimeUs, captureTimeUs: frame.header.captureTimeUs)
-                #expect(outcome.counters.contains("frames_implausible_time") == (expected == nil))
+                #expect(outcome.countedNames.contains("frames_implausible_time") == (expected == nil))
                 #expect(FrameHandling.nanoseconds(milliseconds: result.timings.queueMs) >= 0)
             }
         }
@@ -90,7 +89,7 @@ struct FrameHandlingTests {
     func extremeDeadline(deadline: Int64) throws {
         for receivedAt in [Self.now, 0, -1, Int64.min, Int64.max] {
             var analysed = false
-            let outcome = handling.handle(Self.frame { $0.deadlineUs = deadline }, receivedAtUs: receivedAt) { a, b, c in
+            let outcome = handling.handle(Self.frame { $0.deadlineUs = deadline }, at: .wall(receivedAt)) { a, b, c in
                 analysed = true
                 return try Self.analyze(a, b, c)
             }
@@ -100,38 +99,38 @@ struct FrameHandlingTests {
             #expect(analysed == !stale, "a stale frame is not decoded")
             if stale {
                 #expect(result.reason == "stale")
-                #expect(outcome.counters.contains("frames_stale"))
+                #expect(outcome.countedNames.contains("frames_stale"))
             }
         }
         if deadline == .max {
-            #expect(handling.handle(Self.frame { $0.deadlineUs = deadline }, receivedAtUs: .max - 1, analyze: Self.analyze).result?.status == .processed)
+            #expect(handling.handle(Self.frame { $0.deadlineUs = deadline }, at: .wall(.max - 1), analyze: Self.analyze).result?.status == .processed)
         }
         if deadline < 0 {
-            #expect(handling.handle(Self.frame { $0.deadlineUs = deadline }, receivedAtUs: 0, analyze: Self.analyze).result?.status == .dropped)
+            #expect(handling.handle(Self.frame { $0.deadlineUs = deadline }, at: .wall(0), analyze: Self.analyze).result?.status == .dropped)
         }
     }
 
     @Test("epoch and seq at 0 and 2^64−1 are echoed", arguments: uint64Extremes)
     func extremeEpochSeq(value: UInt64) throws {
-        let result = try #require(handling.handle(Self.frame { $0.epoch = value; $0.seq = value }, receivedAtUs: Self.now, analyze: Self.analyze).result)
+        let result = try #require(handling.handle(Self.frame { $0.epoch = value; $0.seq = value }, at: .wall(Self.now), analyze: Self.analyze).result)
         #expect(result.status == .processed && result.epoch == value && result.seq == value)
     }
 
     @Test("width and height at their extremes: informational, noted, the JPEG's own size is reported", arguments: uint32Extremes)
     func extremeSize(value: UInt32) throws {
-        let outcome = handling.handle(Self.frame { $0.width = value; $0.height = value }, receivedAtUs: Self.now, analyze: Self.analyze)
+        let outcome = handling.handle(Self.frame { $0.width = value; $0.height = value }, at: .wall(Self.now), analyze: Self.analyze)
         let result = try #require(outcome.result)
         #expect(result.status == .processed && result.width == 320 && result.height == 240)
-        #expect(outcome.counters.contains("frames_implausible_size") == (value == 0 || value > 8192))
+        #expect(outcome.countedNames.contains("frames_implausible_size") == (value == 0 || value > 8192))
         // A stale frame echoes the header's values, whatever they are.
-        let stale = try #require(handling.handle(Self.frame { $0.width = value; $0.deadlineUs = -1 }, receivedAtUs: Self.now, analyze: Self.analyze).result)
+        let stale = try #require(handling.handle(Self.frame { $0.width = value; $0.deadlineUs = -1 }, at: .wall(Self.now), analyze: Self.analyze).result)
         #expect(stale.status == .dropped && stale.width == value)
     }
 
     @Test("orientation outside 0...8 is an error without decoding", arguments: [UInt32(0), 1, 8, 9, 255, .max])
     func extremeOrientation(value: UInt32) throws {
         var seen: Int?
-        let outcome = handling.handle(Self.frame { $0.orientation = value }, receivedAtUs: Self.now) { a, orientation, c in
+        let outcome = handling.handle(Self.frame { $0.orientation = value }, at: .wall(Self.now)) { a, orientation, c in
             seen = orientation
             return try Self.analyze(a, orientation, c)
         }
@@ -141,7 +140,7 @@ struct FrameHandlingTests {
         } else {
             #expect(result.status == .error && seen == nil)
             #expect(result.reason.contains("orientation"))
-            #expect(outcome.counters == ["frames_failed", "frames_failed_orientation"])
+            #expect(outcome.countedNames == ["frames_failed", "frames_failed_orientation"])
         }
     }
 
@@ -159,7 +158,7 @@ struct FrameHandlingTests {
         ]
         for (name, change) in cases {
             var analysed = false
-            let outcome = handling.handle(Self.frame { change(&$0.settings) }, receivedAtUs: Self.now) { a, b, c in
+            let outcome = handling.handle(Self.frame { change(&$0.settings) }, at: .wall(Self.now)) { a, b, c in
                 analysed = true
                 return try Self.analyze(a, b, c)
             }
@@ -167,10 +166,10 @@ struct FrameHandlingTests {
             #expect(result.status == .error, "\(name)")
             #expect(result.reason.contains(name), "\(result.reason)")
             #expect(!analysed)
-            #expect(outcome.counters == ["frames_failed", "frames_failed_settings"])
+            #expect(outcome.countedNames == ["frames_failed", "frames_failed_settings"])
         }
         // The largest values that are valid are honoured.
-        let valid = handling.handle(Self.frame { $0.settings.maxFaces = 256; $0.settings.minFace = 65_535 }, receivedAtUs: Self.now) { _, _, options in
+        let valid = handling.handle(Self.frame { $0.settings.maxFaces = 256; $0.settings.minFace = 65_535 }, at: .wall(Self.now)) { _, _, options in
             #expect(options.maxFaces == 256 && options.minFace == 65_535)
             return try Self.analyze([], 0, options)
         }
@@ -193,7 +192,7 @@ struct FrameHandlingTests {
                         $0.orientation = size
                     }
                     for receivedAt in [Self.now, Int64.min, Int64.max] {
-                        let result = try #require(handling.handle(frame, receivedAtUs: receivedAt, analyze: Self.analyze).result)
+                        let result = try #require(handling.handle(frame, at: .wall(receivedAt), analyze: Self.analyze).result)
                         #expect([.processed, .dropped, .error].contains(result.status))
                     }
                 }
@@ -204,10 +203,10 @@ struct FrameHandlingTests {
     @Test("an analysis that throws gives an error result; one with non-finite stage times gives 0")
     func analysisFailures() throws {
         struct Broken: Error {}
-        let failed = handling.handle(Self.frame(), receivedAtUs: Self.now) { _, _, _ in throw Broken() }
+        let failed = handling.handle(Self.frame(), at: .wall(Self.now)) { _, _, _ in throw Broken() }
         #expect(failed.result?.status == .error)
-        #expect(failed.counters == ["frames_failed", "frames_failed_image"])
-        let odd = handling.handle(Self.frame(), receivedAtUs: Self.now) { _, _, _ in
+        #expect(failed.countedNames == ["frames_failed", "frames_failed_image"])
+        let odd = handling.handle(Self.frame(), at: .wall(Self.now)) { _, _, _ in
             FrameAnalysis(width: .max, height: -5, faces: [], decodeMilliseconds: .nan, detectMilliseconds: .infinity, classifyMilliseconds: -1)
         }
         let result = try #require(odd.result)
@@ -232,12 +231,17 @@ struct FrameHandlingTests {
             ([[UInt8](repeating: 0, count: 5000), [1]], "frames_rejected_tooLarge"),
         ]
         for (parts, counter) in cases {
-            let outcome = handling.handle(parts: parts, receivedAtUs: Self.now, analyze: Self.analyze)
+            let outcome = handling.handle(parts: parts, at: .wall(Self.now), analyze: Self.analyze)
             #expect(outcome.result == nil)
-            #expect(outcome.counters == ["frames_malformed", counter])
+            #expect(outcome.countedNames == ["frames_malformed", counter])
             #expect(outcome.rejection != nil)
         }
-        let ok = handling.handle(parts: [good, [0xFF, 0xD8]], receivedAtUs: Self.now, analyze: Self.analyze)
-        #expect(ok.counters == ["frames_received", "frames_processed"])
+        let ok = handling.handle(parts: [good, [0xFF, 0xD8]], at: .wall(Self.now), analyze: Self.analyze)
+        #expect(ok.countedNames == ["frames_received", "frames_processed"])
     }
+}
+
+extension Instant {
+    /// A moment at wall-clock `us` microseconds (what frame handling reads).
+    static func wall(_ us: Int64) -> Instant { Instant(monotonicNs: 0, wallUs: us) }
 }

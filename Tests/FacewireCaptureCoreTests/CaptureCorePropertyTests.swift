@@ -1,21 +1,10 @@
+import FacewireFuzzing
 import FacewireProtocol
 import FacewireRuntime
 import Testing
 
-@testable import FacewireCapture
 @testable import FacewireCaptureCore
 
-/// A small seeded generator (SplitMix64), so a failing run can be replayed from its seed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 @Suite("CaptureCore: properties over random inputs")
 struct CaptureCorePropertyTests {
@@ -24,7 +13,7 @@ struct CaptureCorePropertyTests {
     @Test("every seq is sent or reported skipped exactly once, gap-free per epoch; no frame without a live credit",
           arguments: 0..<40)
     func invariants(seed: UInt64) {
-        var random = SplitMix64(state: seed)
+        var random = SplitMix64(seed: seed)
         let pacing = Self.pacings[Int(seed) % Self.pacings.count]
         var rig = CaptureRig(pacing) {
             $0.maxWorkers = 4
@@ -61,7 +50,7 @@ struct CaptureCorePropertyTests {
                     default: identity = Array("h".utf8)  // usable, but the version is wrong
                     }
                     if identity.count == 1 || random.next() % 2 == 0 { ready.version = UInt32(truncatingIfNeeded: random.next()) | 2 }
-                    rig.outputs += rig.core.ready(ready, from: identity, at: rig.now)
+                    rig.perform(rig.core.ready(ready, from: identity, at: rig.now))
                     continue
                 }
                 let identity = identities[Int(random.next() % UInt64(identities.count))]
@@ -83,12 +72,12 @@ struct CaptureCorePropertyTests {
                         // A source with odd times: every capture time at its extremes, presentation times that jump.
                         let times: [Int64?] = [Int64.min, Int64.max, 0, -1, nil]
                         let medias: [Double?] = [-1e300, 1e300, .nan, .infinity, -0.0, nil]
-                        rig.outputs += rig.core.frameRead(
+                        rig.perform(rig.core.frameRead(
                             CaptureRig.Core.ReadFrame(
                                 payload: -1, width: Int.max, height: -5, orientation: UInt32.max,
                                 captureTimeUs: times[Int(random.next() % UInt64(times.count))],
                                 mediaTimeSeconds: medias[Int(random.next() % UInt64(medias.count))]),
-                            at: rig.now)
+                            at: rig.now))
                     } else {
                         rig.read(Int(rig.clockNs % 1000), media: media)
                     }
@@ -104,9 +93,9 @@ struct CaptureCorePropertyTests {
             default:
                 guard pacing == .live else { continue }
                 if lost {
-                    rig.outputs += rig.core.sourceBack(at: rig.now)
+                    rig.perform(rig.core.sourceBack(at: rig.now))
                 } else {
-                    rig.outputs += rig.core.sourceLost(at: rig.now)
+                    rig.perform(rig.core.sourceLost(at: rig.now))
                 }
                 lost.toggle()
             }
@@ -120,8 +109,8 @@ struct CaptureCorePropertyTests {
         var covered: [UInt64: [UInt64]] = [:]
         for sent in rig.link.sent { covered[sent.header.epoch, default: []].append(sent.header.seq) }
         var ends: [UInt64: [UInt64]] = [:]
-        for output in rig.outputs {
-            guard case .control(let body) = output else { continue }
+        for action in rig.outputs.flatMap(\.actions) {
+            guard case .control(let body) = action else { continue }
             switch body {
             case .skipped(let skipped):
                 #expect(skipped.count > 0)

@@ -1,14 +1,13 @@
 import Foundation
 import Testing
 
-@testable import FacewireCapture
 @testable import FacewireFuzzing
 
 @Suite("CaptureCoreDriver (structure-aware fuzzing of the capture core), a short deterministic run")
 struct CaptureCoreDriverTests {
     @Test("random and degenerate inputs keep every promise, and the runs exercise sends, skips and new epochs")
     func randomInputs() {
-        var random = SplitMix64(state: 12)
+        var random = SplitMix64(seed: 12)
         var total = CaptureCoreDriver.Summary()
         var inputs: [[UInt8]] = [[], [UInt8](repeating: 0, count: 3000), [UInt8](repeating: 0xFF, count: 3000)]
         for _ in 0..<80 {
@@ -34,7 +33,7 @@ extension CaptureCoreDriverTests {
     func longRun() {
         let seconds = Double(ProcessInfo.processInfo.environment["FACEWIRE_CAPTURE_FUZZ_SECONDS"] ?? "") ?? 0
         let seed = UInt64(Date().timeIntervalSince1970)
-        var random = SplitMix64(state: seed)
+        var random = SplitMix64(seed: seed)
         let end = Date().addingTimeInterval(seconds)
         var runs = 0
         var total = CaptureCoreDriver.Summary()
