@@ -165,6 +165,9 @@ public final class CaptureNode: @unchecked Sendable {
         control?.close()
         preview?.close()
         router.close()
+        // The last frames and the StreamEnd are still in libzmq's queues: deliver them (each socket within its linger)
+        // before the process may exit, or the stream's end and last frames are lost without a trace.
+        context.terminate()
     }
 
     private typealias Core = CaptureCore<[UInt8]>

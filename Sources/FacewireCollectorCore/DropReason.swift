@@ -3,7 +3,7 @@
 /// Why a frame sequence was emitted as `dropped` instead of `processed`.
 ///
 /// A reason is an open set of short strings carried verbatim in `FrameResult.reason`.
-/// The collector itself produces ``timeout`` and ``overflow``; reasons a capture node gives
+/// The collector itself produces ``timeout``, ``overflow`` and ``superseded``; reasons a capture node gives
 /// in a `Skipped` message are passed through with ``init(_:)``.
 public struct DropReason: RawRepresentable, Hashable, Sendable, CustomStringConvertible,
     ExpressibleByStringLiteral
@@ -26,8 +26,9 @@ public struct DropReason: RawRepresentable, Hashable, Sendable, CustomStringConv
     /// The reorder buffer held more than `--max-pending` results while waiting for this frame.
     public static let overflow = DropReason("overflow")
 
-    /// The frame's epoch was replaced by a newer one before anything of the old epoch was known (SPEC.md 9.6).
-    public static let epochReplaced = DropReason("epoch-replaced")
+    /// A newer epoch of the stream began while the frame was numbered but not back (a capture node that restarted
+    /// without a `StreamEnd`), and its result did not come within `--max-delay` (SPEC.md 9.6).
+    public static let superseded = DropReason("superseded")
 
     public var description: String { rawValue }
 }

@@ -68,7 +68,7 @@ public struct ReorderBuffer<Payload> {
     /// The `nextSeq` of the stream's end, once received.
     public private(set) var endSeq: UInt64?
     /// The highest sequence any accepted result or skip mentioned; `nil` if none.
-    /// (`end(nextSeq: highestKnownSeq + 1, ...)` closes an epoch whose end never came.)
+    /// (The last sequence a superseded epoch (SPEC 9.6) waits for, unless a hello announced more.)
     public private(set) var highestKnownSeq: UInt64?
 
     fileprivate struct Pending {
@@ -84,6 +84,12 @@ public struct ReorderBuffer<Payload> {
     }
 
     private var helloSeen = false
+    /// The highest `next_seq` a hello announced: frames below it were numbered, whatever came of them.
+    private var announcedNextSeq: UInt64?
+    /// When a newer epoch superseded this one (SPEC 9.6): it then stays open only for what is still in flight.
+    public private(set) var supersededAt: UInt64?
+    /// The last input of any kind (a result, skip, hello or end), or the supersession.
+    private var lastInputAt: UInt64?
     private var hasEmitted = false
     private var firstInputAt: UInt64?
     private var endAt: UInt64?
@@ -128,10 +134,27 @@ public struct ReorderBuffer<Payload> {
     /// Before the first emission this settles the base (at `min(nextSeq, lowest received)`).
     /// After the first emission it changes nothing.
     public mutating func noteHello(nextSeq: UInt64, at now: UInt64) -> [Emission] {
+        if !isFinished {
+            announcedNextSeq = max(announcedNextSeq ?? nextSeq, nextSeq)
+            lastInputAt = now
+        }
         if !isFinished && !hasEmitted {
             helloSeen = true
             lowerBase(to: nextSeq)
         }
+        return advanced(now)
+    }
+
+    /// A newer epoch of the stream began (SPEC 9.6): this one will get no more frames, but frames it already numbered
+    /// may still be at workers. It stays open for them: results and skips are still accepted at any sequence; a
+    /// missing head drops as ``DropReason/superseded`` `maxDelay` after something beyond it was known; and once
+    /// nothing is missing and nothing came for `maxDelay`, the sequences up to the highest `next_seq` a hello announced
+    /// drop as `superseded` and the epoch ends at its head. This holds too for an epoch known only by its hello: the
+    /// node may have died with frames at workers whose results are still to come. Only the first call counts.
+    public mutating func supersede(at now: UInt64) -> [Emission] {
+        guard !isFinished, supersededAt == nil else { return [] }
+        supersededAt = now
+        lastInputAt = max(lastInputAt ?? now, now)
         return advanced(now)
     }
 
@@ -177,6 +200,7 @@ public struct ReorderBuffer<Payload> {
     /// the latest; then `.end` is emitted. Buffered results at or beyond `nextSeq` are
     /// discarded as late. Only the first end counts; later ones are ignored.
     public mutating func end(nextSeq: UInt64, at now: UInt64) -> [Emission] {
+        if !isFinished { lastInputAt = now }
         if !isFinished && endSeq == nil {
             endSeq = nextSeq
             endAt = now
@@ -232,7 +256,9 @@ public struct ReorderBuffer<Payload> {
         if !isSettled {
             return firstInputAt.map { Self.add($0, maxDelay) }
         }
-        return laterKnownAt.map { Self.add($0, maxDelay) }
+        let gaveUp = laterKnownAt.map { Self.add($0, maxDelay) }
+        guard supersededAt != nil, let quiet = lastInputAt.map({ Self.add($0, maxDelay) }) else { return gaveUp }
+        return min(gaveUp ?? quiet, quiet)
     }
 
     /// The number of buffered results (what `maxPending` bounds).
@@ -265,6 +291,7 @@ public struct ReorderBuffer<Payload> {
     /// Records that an input mentioning `lowest` (and above) arrived.
     private mutating func noteInput(lowest: UInt64, at now: UInt64) {
         if firstInputAt == nil { firstInputAt = now }
+        lastInputAt = now
         if !hasEmitted { lowerBase(to: lowest) }
     }
 
@@ -369,6 +396,7 @@ public struct ReorderBuffer<Payload> {
     private mutating func trySettle(at now: UInt64) {
         guard !isSettled else { return }
         var settle = helloSeen || base == 0 || endSeq == 0 || results.count > maxPending || skips.count > maxPending
+            || supersededAt != nil
         if let firstInputAt, now >= Self.add(firstInputAt, maxDelay) { settle = true }
         guard settle, firstInputAt != nil || helloSeen else { return }
         if base == nil {
@@ -451,9 +479,18 @@ public struct ReorderBuffer<Payload> {
             if emitPresentHead(into: &out) { continue }
             // The head is missing. Every sequence up to the next known one shares its deadline
             // and the overflow condition, so the whole gap is given up at once.
-            guard let gapEnd = nextKnownSeq() else { return }
+            guard let gapEnd = nextKnownSeq() else {
+                // Nothing known beyond the head: a superseded epoch that stayed quiet for maxDelay is over (its
+                // announced frames that never came drop as superseded).
+                guard supersededAt != nil, let quiet = lastInputAt, now >= Self.add(quiet, maxDelay) else { return }
+                if let announced = announcedNextSeq, announced > head {
+                    emitDropped(head..<announced, reason: .superseded, into: &out)
+                }
+                finish(into: &out)
+                return
+            }
             if let known = laterKnownAt, now >= Self.add(known, maxDelay) {
-                emitDropped(head..<gapEnd, reason: .timeout, into: &out)
+                emitDropped(head..<gapEnd, reason: supersededAt == nil ? .timeout : .superseded, into: &out)
             } else if results.count > maxPending || skips.count > maxPending {
                 emitDropped(head..<gapEnd, reason: .overflow, into: &out)
             } else {

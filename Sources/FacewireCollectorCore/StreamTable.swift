@@ -121,16 +121,11 @@ public struct StreamTable<Payload> {
                 outcome.rejected = .full
                 return outcome
             }
-            // A newer epoch: the capture node restarted. What the old one sent and the collector knows of is still
-            // waited for; an old epoch the collector knows nothing of is closed at once.
+            // A newer epoch: the capture node restarted. The old epoch stays open for its frames still in flight
+            // (ReorderBuffer.supersede); an old epoch the collector knows nothing of is closed at once.
             for oldKey in buffers.keys.filter({ $0.stream == stream }).sorted() {
                 outcome.replaced.append(oldKey)
-                let emissions = update(oldKey, now: now) { buffer in
-                    if let highest = buffer.highestKnownSeq {
-                        return buffer.end(nextSeq: highest + 1, at: now)
-                    }
-                    return buffer.flush(reason: .epochReplaced)
-                }
+                let emissions = update(oldKey, now: now) { buffer in buffer.supersede(at: now) }
                 if !emissions.isEmpty { outcome.emissions.append((oldKey, emissions)) }
             }
             newestEpoch[stream] = epoch

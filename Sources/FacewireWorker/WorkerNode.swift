@@ -66,7 +66,8 @@ public final class WorkerNode: @unchecked Sendable {
         logger.info("worker running", metadata: ["threads": "\(count)", "collector": "\(configuration.collector)"])
         let failures = threads.join()
         logger.info("worker stopped", metadata: ["counters": "\(counters.summary)"])
-        context.shutdown()
+        // The last results may still be queued: deliver them (within the results linger) before the process exits.
+        context.terminate()
         if let failure = failures.first, !stop.isStopped { throw NodeError(failure) }
     }
 

@@ -1,12 +1,17 @@
 import CZeroMQ
+import Foundation
 
 /// A libzmq context: owns the I/O threads and every socket made from it.
 ///
 /// Contexts are thread-safe. Call ``shutdown()`` to make every blocking call on its sockets return
-/// with an `ETERM` error (a clean way to stop threads that own sockets); the context is terminated when
-/// the object is released, after every socket was closed.
+/// with an `ETERM` error (a clean way to stop threads that own sockets). ``terminate()`` delivers what closed sockets
+/// still queue (each within its linger) and ends the context; a node calls it before its process exits, because a
+/// process that exits first loses those messages (libzmq sends from its own I/O thread). Otherwise the context is
+/// terminated when the object is released, after every socket was closed.
 public final class ZMQContext: @unchecked Sendable {
     let handle: UnsafeMutableRawPointer
+    private let lock = NSLock()
+    private var isTerminated = false
 
     /// Creates a context.
     /// - Parameter ioThreads: libzmq I/O threads (1 is enough for about a gigabyte per second).
@@ -23,8 +28,21 @@ public final class ZMQContext: @unchecked Sendable {
         zmq_ctx_shutdown(handle)
     }
 
-    deinit {
+    /// Interrupts blocking calls (as ``shutdown()``), waits until every socket is closed and each closed socket's
+    /// queued messages are sent or its linger runs out, then ends the context. Call it once every socket this thread
+    /// owns is closed; sockets of other threads close when their blocking calls return `ETERM`. Idempotent; no socket
+    /// may be made afterwards.
+    public func terminate() {
+        let first = lock.withLock {
+            defer { isTerminated = true }
+            return !isTerminated
+        }
+        guard first else { return }
         while zmq_ctx_term(handle) != 0 && zmq_errno() == EINTR {}
+    }
+
+    deinit {
+        terminate()
     }
 
     /// The libzmq version in use, e.g. "4.3.4".

@@ -197,8 +197,12 @@ struct CollectorCoreTests {
         #expect(h.core.gauges(at: h.now).streams == 4)
         #expect(h.total("streams_refused_cap") == 996)
         #expect(h.notices("streams_refused_cap") == 1)
-        // A new epoch of an open stream still replaces it.
+        // A new epoch of an open stream still supersedes it: the old one waits --max-delay for frames in flight, then
+        // ends.
         h.send(CoreHarness.hello("s0", epoch: 2))
+        #expect(h.core.heads["s0/2"] == 0 && h.core.heads["s0/1"] == 0)
+        h.advance(ms: 101)
+        _ = h.tick()
         #expect(h.core.heads["s0/2"] == 0 && h.core.heads["s0/1"] == nil)
     }
 

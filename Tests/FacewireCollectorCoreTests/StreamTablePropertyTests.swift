@@ -95,6 +95,7 @@ struct StreamTablePropertyTests {
         var opened: [Key] = []
         var replacedAt: [Key: UInt64] = [:]
         var endedAt: [Key: UInt64] = [:]
+        var lastInputAt: [Key: UInt64] = [:]
         var rejectedResults = 0
 
         func record(_ batches: [(key: Key, emissions: [Table.Emission])], at now: UInt64) {
@@ -113,9 +114,14 @@ struct StreamTablePropertyTests {
                 let sent = scenario.inputs[index]
                 index += 1
                 let outcome = table.apply(sent.input, stream: sent.key.stream, epoch: sent.key.epoch, at: now)
-                if outcome.rejected != nil {
+                if let rejection = outcome.rejected {
                     #expect(outcome.emissions.isEmpty && outcome.opened == nil)
                     if case .result = sent.input { rejectedResults += 1 }
+                    // A straggler is refused only once its epoch ended, or when a newer one began before the
+                    // collector heard anything of its own: an open epoch takes its frames still in flight.
+                    #expect(rejection != .afterEnd || endedAt[sent.key] != nil, "seed \(seed): \(sent.key) refused while open")
+                } else {
+                    lastInputAt[sent.key] = now
                 }
                 if let key = outcome.opened {
                     #expect(!opened.contains(key), "seed \(seed): \(key) opened twice")
@@ -156,9 +162,11 @@ struct StreamTablePropertyTests {
                     accounted += Int(counters.processed + counters.late + counters.duplicates)
                 }
             }
-            // A replaced epoch ends within --max-delay of its replacement (plus the tick).
+            // A replaced epoch ends within --max-delay of its replacement or of its last input, whichever is later
+            // (plus the tick): it waits for its frames in flight, and no longer.
             if let replaced = replacedAt[key], let ended = endedAt[key] {
-                #expect(ended <= replaced + Self.maxDelay + ms(1), "seed \(seed): \(key) took \(ended - replaced) ns to end after replacement")
+                let quietFrom = max(replaced, lastInputAt[key] ?? replaced)
+                #expect(ended <= quietFrom + Self.maxDelay + ms(1), "seed \(seed): \(key) took \(ended - quietFrom) ns to end after its last input")
             }
         }
         // Nothing lost silently: every result sent was emitted, counted late or duplicate by its epoch, or refused
@@ -182,15 +190,71 @@ struct StreamTablePropertyTests {
         #expect(table.openKeys == [Key(stream: "s", epoch: 9)])
     }
 
-    @Test("a newer epoch closes an old one that knew nothing at once, with epoch-replaced drops up to its end")
-    func unknownOldEpochClosesAtOnce() {
+    @Test("a restarted node's frames still at workers are published, not refused: superseded drops only for what never came")
+    func supersededEpochTakesItsFramesInFlight() {
         var table = Table(maxDelayNanoseconds: Self.maxDelay, maxPending: Self.maxPending)
+        let old = Key(stream: "s", epoch: 1)
+        var out: [String] = []
+        func run(_ outcome: Table.Outcome) {
+            for (key, emissions) in outcome.emissions where key == old { out += render(emissions) }
+        }
+        run(table.apply(.hello(nextSeq: 0), stream: "s", epoch: 1, at: 0))
+        for seq: UInt64 in 0..<3 { run(table.apply(.result(seq: seq, payload: "p\(seq)"), stream: "s", epoch: 1, at: ms(10) * seq)) }
+        // The node numbered up to 7 (its last hello), then crashed; 3, 5 and 6 are still at workers, 4 and 7 are lost.
+        run(table.apply(.hello(nextSeq: 8), stream: "s", epoch: 1, at: ms(30)))
+        // It restarts: a newer epoch begins before the old one's frames in flight are back.
+        let restart = table.apply(.hello(nextSeq: 0), stream: "s", epoch: 2, at: ms(40))
+        #expect(restart.replaced == [old])
+        run(restart)
+        #expect(table.openKeys.contains(old), "the old epoch waits for its frames in flight")
+        for (seq, at) in [(UInt64(3), ms(60)), (5, ms(90)), (6, ms(120))] {
+            let outcome = table.apply(.result(seq: seq, payload: "p\(seq)"), stream: "s", epoch: 1, at: at)
+            #expect(outcome.rejected == nil, "seq \(seq) of the superseded epoch is taken")
+            run(outcome)
+        }
+        var now = ms(120)
+        while table.openKeys.contains(old), now < ms(1000) {
+            now += ms(1)
+            for (key, emissions) in table.tick(at: now) where key == old { out += render(emissions) }
+        }
+        // 4 drops when its deadline passes after 5 was known; 7 (announced by the hello, never back) once the epoch
+        // stayed quiet for --max-delay; then the summary.
+        #expect(out == ["F0", "F1", "F2", "F3", "D4:superseded", "F5", "F6", "D7:superseded", "E"], "\(out)")
+        #expect(now <= ms(120) + Self.maxDelay + ms(1))
+        #expect(table.apply(.result(seq: 7, payload: "late"), stream: "s", epoch: 1, at: now + 1).rejected == .afterEnd)
+    }
+
+    @Test("an old epoch known only by its hello still takes the results in flight, then ends empty after --max-delay")
+    func helloOnlyEpochWaitsForItsFramesInFlight() {
+        var table = Table(maxDelayNanoseconds: Self.maxDelay, maxPending: Self.maxPending)
+        let old = Key(stream: "s", epoch: 1)
         _ = table.apply(.hello(nextSeq: 0), stream: "s", epoch: 1, at: 0)
+        // The node died right after sending two frames; its successor says hello before their results are back.
         let outcome = table.apply(.hello(nextSeq: 0), stream: "s", epoch: 2, at: ms(5))
-        #expect(outcome.replaced == [Key(stream: "s", epoch: 1)])
-        let old = outcome.emissions.first { $0.key == Key(stream: "s", epoch: 1) }
-        #expect(old.map { render($0.emissions) } == ["E"])
-        #expect(table.openKeys == [Key(stream: "s", epoch: 2)])
+        #expect(outcome.replaced == [old])
+        #expect(outcome.emissions.allSatisfy { $0.key != old }, "nothing of the old epoch is published yet")
+        var out: [String] = []
+        for (seq, at) in [(UInt64(0), ms(40)), (1, ms(60))] {
+            let taken = table.apply(.result(seq: seq, payload: "p\(seq)"), stream: "s", epoch: 1, at: at)
+            #expect(taken.rejected == nil)
+            for (key, emissions) in taken.emissions where key == old { out += render(emissions) }
+        }
+        var now = ms(60)
+        while table.openKeys.contains(old), now < ms(1000) {
+            now += ms(1)
+            for (key, emissions) in table.tick(at: now) where key == old { out += render(emissions) }
+        }
+        #expect(out == ["F0", "F1", "E"], "\(out)")
+        #expect(now <= ms(60) + Self.maxDelay + ms(1))
+        // An epoch that gets nothing more ends empty, --max-delay after it was superseded.
+        _ = table.apply(.hello(nextSeq: 0), stream: "s", epoch: 3, at: now)
+        var empty: [String] = []
+        var later = now
+        while table.openKeys.contains(Key(stream: "s", epoch: 2)), later < now + ms(1000) {
+            later += ms(1)
+            for (key, emissions) in table.tick(at: later) where key == Key(stream: "s", epoch: 2) { empty += render(emissions) }
+        }
+        #expect(empty == ["E"] && later <= now + Self.maxDelay + ms(1), "\(empty) at \(later - now)")
     }
 
     @Test("epochs chained faster than --max-delay open at most twice maxOpen buffers")

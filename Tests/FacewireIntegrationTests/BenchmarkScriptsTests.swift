@@ -45,6 +45,43 @@ extension IntegrationTests {
         }
 
         @Test(
+            "stress-endings.py --smoke: a capture node SIGKILLed and restarted 12 times beside a busy loop, every epoch whole",
+            .enabled(if: python != nil, "python3 is not installed"),
+            .timeLimit(.minutes(15))
+        )
+        func epochSwitchesUnderLoad() throws {
+            let run = try runCommand(Self.python!, [
+                Self.script("stress-endings.py"), "--smoke", "--bounded", "0", "--restarts", "12", "--binary", try Locations.facewireBinary(),
+                "--source", try Self.demoFolder(),
+            ])
+            #expect(run.status == 0, "stress-endings.py --smoke failed:\n\(run.output)")
+            #expect(run.output.contains("'epochs with problems': 0"), "\(run.output)")
+            #expect(run.output.contains("'results refused as late': 'none'"), "\(run.output)")
+        }
+
+        /// A folder of 10 generated frames for scripts that want a folder source.
+        static func demoFolder() throws -> String {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stress-endings-frames-\(getpid())")
+            if !FileManager.default.fileExists(atPath: directory.path) {
+                try SyntheticFrames.writeFolder(directory, count: 10, width: 320, height: 240)
+            }
+            return directory.path
+        }
+
+        @Test(
+            "dispatch-sim.py: the dispatch model runs every protocol and reports each",
+            .enabled(if: python != nil, "python3 is not installed"),
+            .timeLimit(.minutes(15))
+        )
+        func dispatchModel() throws {
+            let run = try runCommand(Self.python!, [Self.script("dispatch-sim.py"), "--seconds", "3", "--cameras", "20", "--threads", "8"])
+            #expect(run.status == 0, "\(run.output)")
+            for row in ["| credits |", "| rotate |", "| broker |"] {
+                #expect(run.output.contains(row), "row \(row) missing:\n\(run.output)")
+            }
+        }
+
+        @Test(
             "bench-collector.py --smoke: 1 and 10 streams through a real collector and tail, in order and tracked",
             .enabled(if: python != nil, "python3 is not installed"),
             .timeLimit(.minutes(15))

@@ -28,6 +28,34 @@ extension IntegrationTests {
             #expect(lines.allSatisfy { $0.worker?.hasPrefix("local-w") == true }, "each processed line names its worker")
         }
 
+        /// The bounded ending once lost its last frame and its StreamEnd about one run in a hundred under load: the
+        /// capture node exited while libzmq still held them. Every run here must account for every frame, and the
+        /// summary must equal its lines. (The long version, 1,000 runs, is `benchmarks/stress-endings.sh`.)
+        @Test("bounded endings under load: 12 short runs beside a busy loop, every frame and the summary accounted",
+              .timeLimit(.minutes(15)))
+        func boundedEndingsUnderLoad() async throws {
+            let frameCount = 5
+            let cluster = try TestCluster("local-endings")
+            defer { cluster.cleanup() }
+            let frames = cluster.directory.appendingPathComponent("frames")
+            try SyntheticFrames.writeFolder(frames, count: frameCount, width: 320, height: 240)
+            _ = try cluster.launch("busy", executable: "/bin/sh", ["-c", "while :; do :; done"])
+            for run in 1...12 {
+                let local = try cluster.facewire("local-\(run)", [
+                    "--role", "local", "--source", frames.path, "--fps", "max", "--frames", String(frameCount), "--workers", "2",
+                    "--detector", "synthetic", "--synthetic-ms", "5", "--events",
+                ])
+                let status = try await local.waitForExit()
+                #expect(status == 0, "run \(run): \(local.tail(.stderr))")
+                let rawLines = local.lines(.stdout)
+                let lines = try FrameLine.parseAll(rawLines)
+                #expect(orderProblems(lines, count: frameCount).isEmpty, "run \(run): \(orderProblems(lines, count: frameCount))")
+                let summary = rawLines.last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                #expect(summary?["event"] as? String == "streamEnded", "run \(run): last line \(rawLines.last ?? "none")")
+                #expect((summary?["frames"] as? NSNumber)?.intValue == lines.count, "run \(run): summary \(summary ?? [:])")
+            }
+        }
+
         @Test("a paced run (--fps 60) with --events: every frame once, in order, then streamEnded",
               .timeLimit(.minutes(15)))
         func pacedRunWithEvents() async throws {
