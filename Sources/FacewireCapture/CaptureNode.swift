@@ -84,7 +84,7 @@ public final class CaptureNode: @unchecked Sendable {
             logger.warning("--fps is ignored for a live source, which sets its own pace; use --max-fps to send fewer frames")
         }
         let settings = configuration.coreSettings(for: source, frameEndpoint: advertised, previewEndpoint: previewAdvertised)
-        var core = Core(settings: settings, at: .now)
+        var core = Core(settings: settings, at: Clock.now())
         /// Sends a frame the core handed over; only a frame a worker took is previewed, so that its result will exist.
         func transmit(_ transmission: Core.Transmission) -> Core.SendOutcome {
             let frame = transmission.frame
@@ -102,7 +102,7 @@ public final class CaptureNode: @unchecked Sendable {
         /// Carries out what the core decided: each send (its outcome reported back), then counts, logs and control
         /// messages.
         func perform(_ output: Core.Output) {
-            for output in core.settle(output, at: { .now }, transmit: transmit) {
+            for output in core.settle(output, at: { Clock.now() }, transmit: transmit) {
                 counters.add(output.counts)
                 logger.write(output.logs)
                 for case .control(let body) in output.actions { control?.send(body) }
@@ -113,19 +113,19 @@ public final class CaptureNode: @unchecked Sendable {
         func collectReadys(waiting milliseconds: Int) throws {
             let (readys, subscriptions) = try router.receiveReadys(timeoutMilliseconds: milliseconds, wakingFor: preview?.pollable)
             for (identity, ready) in readys {
-                perform(ready.map { core.ready($0, from: identity, at: .now) } ?? core.malformedReady(at: .now))
+                perform(ready.map { core.ready($0, from: identity, at: Clock.now()) } ?? core.malformedReady(at: Clock.now()))
             }
             if subscriptions { try preview?.readSubscriptions() }
         }
-        perform(core.start(at: .now))
+        perform(core.start(at: Clock.now()))
         do {
             loop: while !stop.isStopped {
                 try collectReadys(waiting: 0)
-                perform(core.tick(at: .now, totals: counters.totals))
+                perform(core.tick(at: Clock.now(), totals: counters.totals))
                 waitingWorkers.record(core.creditsHeld)
                 liveness.beat("\(source.description): epoch \(core.epoch), \(core.nextSeq) frames numbered")
                 cameraUp.record(1)
-                switch core.next(at: .now) {
+                switch core.next(at: Clock.now()) {
                 case .finished: break loop
                 case .wait(let until):
                     let left = until.map { $0 - min($0, Clock.monotonicNanoseconds()) } ?? .max
@@ -134,23 +134,23 @@ public final class CaptureNode: @unchecked Sendable {
                     if let live, settings.pacing == .live, try !live.waitForFrame(timeoutMilliseconds: core.holdsFrame ? 5 : 100) { continue }
                     do {
                         guard let frame = try source.next() else {
-                            perform(core.sourceEnded(at: .now))
+                            perform(core.sourceEnded(at: Clock.now()))
                             continue
                         }
                         let orientation = UInt32((configuration.orientation ?? frame.orientation).rawValue)
                         perform(core.frameRead(
                             Core.ReadFrame(payload: frame.jpeg, width: frame.width, height: frame.height, orientation: orientation,
-                                captureTimeUs: frame.captureTimeUs, mediaTimeSeconds: frame.mediaTimeSeconds), at: .now))
+                                captureTimeUs: frame.captureTimeUs, mediaTimeSeconds: frame.mediaTimeSeconds), at: Clock.now()))
                     } catch let error as FrameSourceError where error.code == .deviceLost && source is V4L2Camera {
-                        perform(core.sourceLost(at: .now))
+                        perform(core.sourceLost(at: Clock.now()))
                         guard reopen(source as! V4L2Camera, after: error, frames: core.nextSeq, stop: stop) else { break loop }
-                        perform(core.sourceBack(at: .now))
+                        perform(core.sourceBack(at: Clock.now()))
                     } catch let error as FrameSourceError where error.code == .deviceLost {
                         break loop
                     } catch {
                         counters.add("source_errors")
                         logger.error("source failed", metadata: ["error": "\(error)"])
-                        perform(core.stop(at: .now))
+                        perform(core.stop(at: Clock.now()))
                         throw error
                     }
                 }
@@ -159,7 +159,7 @@ public final class CaptureNode: @unchecked Sendable {
             // The context was shut down: fall through and report what was numbered.
         }
         // Also when stopped by a signal: the collector then knows the last sequence and can finish the stream.
-        perform(core.stop(at: .now))
+        perform(core.stop(at: Clock.now()))
         logger.info("capture finished", metadata: ["stream": "\(configuration.stream)", "frames": "\(core.nextSeq)", "counters": "\(counters.summary)"])
         (source as? LatestFrameSource)?.close()
         control?.close()
@@ -191,9 +191,4 @@ public final class CaptureNode: @unchecked Sendable {
         }
         return false
     }
-}
-
-extension CaptureCore.Instant {
-    /// The clocks' current readings.
-    static var now: Self { Clock.now() }
 }

@@ -663,28 +663,3 @@ public struct CaptureCore<Payload> {
         return UInt64(min(seconds * 1e9, 4.6e18))
     }
 }
-
-extension UInt64 {
-    /// `self + other`, or `UInt64.max` instead of overflowing.
-    public func addingClamped(_ other: UInt64) -> UInt64 {
-        let (sum, overflow) = addingReportingOverflow(other)
-        return overflow ? .max : sum
-    }
-
-    /// `self - earlier`, or 0 when `earlier` is later.
-    func saturatingDistance(from earlier: UInt64) -> UInt64 { self >= earlier ? self - earlier : 0 }
-}
-
-extension Int64 {
-    /// `self + other`, clamped to the range instead of overflowing.
-    public func addingClamped(_ other: Int64) -> Int64 {
-        let (sum, overflow) = addingReportingOverflow(other)
-        return overflow ? (other > 0 ? .max : .min) : sum
-    }
-
-    /// `self * other`, clamped to the range instead of overflowing.
-    func multipliedClamped(by other: Int64) -> Int64 {
-        let (product, overflow) = multipliedReportingOverflow(by: other)
-        return overflow ? ((self < 0) == (other < 0) ? .max : .min) : product
-    }
-}

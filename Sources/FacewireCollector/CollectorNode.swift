@@ -37,7 +37,6 @@ public final class CollectorNode: @unchecked Sendable {
         core = CollectorCore(limits: configuration.limits, tracking: configuration.tracking)
     }
 
-    private static func now() -> CollectorCore.Instant { Clock.now() }
 
     public func run(stop: StopToken, ready: (@Sendable (String, String) -> Void)? = nil) throws {
         stop.onStop { [context] in context.shutdown() }
@@ -105,19 +104,19 @@ public final class CollectorNode: @unchecked Sendable {
             } catch let error as ZMQError where error.isTerminated {
                 break
             }
-            carryOut(core.tick(at: Self.now()), router: router, publisher: publisher)
+            carryOut(core.tick(at: Clock.now()), router: router, publisher: publisher)
         }
         logger.info("collector stopped", metadata: ["counters": "\(counters.summary)"])
     }
 
     /// Decodes one ROUTER message and hands it to the core.
     private func intake(_ message: ZMQSocket.Message) -> CollectorOutput {
-        guard message.parts.count == 2 else { return core.malformed(code: "parts", at: Self.now()) }
+        guard message.parts.count == 2 else { return core.malformed(code: "parts", at: Clock.now()) }
         do {
             let envelope = try Envelope(part: message.parts[1])
-            return core.handle(envelope, from: message.parts[0], peerAddress: message.peerAddress, at: Self.now())
+            return core.handle(envelope, from: message.parts[0], peerAddress: message.peerAddress, at: Clock.now())
         } catch {
-            return core.malformed(code: (error as? ProtocolError)?.code.description ?? "malformed", at: Self.now())
+            return core.malformed(code: (error as? ProtocolError)?.code.description ?? "malformed", at: Clock.now())
         }
     }
 

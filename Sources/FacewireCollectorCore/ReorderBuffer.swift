@@ -68,7 +68,6 @@ public struct ReorderBuffer<Payload> {
     /// The `nextSeq` of the stream's end, once received.
     public private(set) var endSeq: UInt64?
     /// The highest sequence any accepted result or skip mentioned; `nil` if none.
-    /// (The last sequence a superseded epoch (SPEC 9.6) waits for, unless a hello announced more.)
     public private(set) var highestKnownSeq: UInt64?
 
     fileprivate struct Pending {
@@ -272,10 +271,7 @@ public struct ReorderBuffer<Payload> {
 
     // MARK: - Private
 
-    private static func add(_ a: UInt64, _ b: UInt64) -> UInt64 {
-        let (sum, overflow) = a.addingReportingOverflow(b)
-        return overflow ? .max : sum
-    }
+    private static func add(_ a: UInt64, _ b: UInt64) -> UInt64 { a.addingClamped(b) }
 
     private mutating func noteKnown(_ seq: UInt64) {
         highestKnownSeq = max(highestKnownSeq ?? seq, seq)

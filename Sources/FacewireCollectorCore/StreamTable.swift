@@ -121,8 +121,8 @@ public struct StreamTable<Payload> {
                 outcome.rejected = .full
                 return outcome
             }
-            // A newer epoch: the capture node restarted. The old epoch stays open for its frames still in flight
-            // (ReorderBuffer.supersede); an old epoch the collector knows nothing of is closed at once.
+            // A newer epoch: the capture node restarted. Each older epoch stays open for its frames still in flight,
+            // even one known only by its hello, and ends once quiet for --max-delay (ReorderBuffer.supersede).
             for oldKey in buffers.keys.filter({ $0.stream == stream }).sorted() {
                 outcome.replaced.append(oldKey)
                 let emissions = update(oldKey, now: now) { buffer in buffer.supersede(at: now) }

@@ -30,29 +30,13 @@ public struct Effects<Action> {
         logs.append(LogLine(level, message, metadata))
     }
 
-    /// Appends another step's effects after these.
-    public mutating func append(_ other: Effects) {
-        actions += other.actions
-        counts += other.counts
-        logs += other.logs
-    }
-
     /// The total added to counter `name`, saturating at `UInt64.max` like the runtime's counters.
     public func total(_ name: String) -> UInt64 {
-        counts.reduce(0) { $1.name == name ? Self.saturatingAdd($0, $1.amount) : $0 }
+        counts.reduce(0) { $1.name == name ? $0.addingClamped($1.amount) : $0 }
     }
-
-    /// Whether counter `name` was added to.
-    public func counted(_ name: String) -> Bool { counts.contains { $0.name == name } }
 
     /// The counter names added to, in order (a name once per increment).
     public var countedNames: [String] { counts.map(\.name) }
-
-    /// `a + b`, or `UInt64.max` when it overflows.
-    public static func saturatingAdd(_ a: UInt64, _ b: UInt64) -> UInt64 {
-        let (sum, overflow) = a.addingReportingOverflow(b)
-        return overflow ? .max : sum
-    }
 }
 
 extension Effects: Sendable where Action: Sendable {}

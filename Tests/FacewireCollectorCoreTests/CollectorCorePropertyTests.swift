@@ -1,5 +1,6 @@
 import FacewireFuzzing
 import FacewireProtocol
+import FacewireVocabulary
 import Testing
 @testable import FacewireCollectorCore
 
@@ -151,7 +152,7 @@ struct CollectorCorePropertyTests {
                 #expect(frame.runLength == 0 || frame.runLength > UInt64(Self.limits.maxPending), "short runs are expanded")
                 let (after, overflow) = frame.seq.addingReportingOverflow(length)
                 next[key] = overflow ? .max : after
-                covered[key] = CollectorOutput.saturatingAdd(covered[key] ?? 0, length)
+                covered[key] = (covered[key] ?? 0).addingClamped(length)
                 #expect(frame.faces.allSatisfy { $0.bounds.x.isFinite && $0.bounds.width.isFinite })
             case .end(let summary)?:
                 #expect(!ended.contains(key), "seed \(seed): \(key) ended twice")
@@ -163,7 +164,7 @@ struct CollectorCorePropertyTests {
             }
         }
         for key in covered.keys { #expect(ended.contains(key), "seed \(seed): \(key) never ended") }
-        #expect(covered.values.reduce(0, CollectorOutput.saturatingAdd) > 0, "seed \(seed): nothing was published")
+        #expect(covered.values.reduce(0) { $0.addingClamped($1) } > 0, "seed \(seed): nothing was published")
         #expect(ended.count >= 2, "seed \(seed): only \(ended.count) streams ended")
     }
 }

@@ -1,4 +1,5 @@
 import FacewireProtocol
+import FacewireVocabulary
 @testable import FacewireCollectorCore
 
 /// A core driven by hand: a fake clock, peers as ROUTER identities, and helpers that build the protocol's own
@@ -39,7 +40,7 @@ struct CoreHarness {
     }
 
     /// The total of counter `name` over every output so far.
-    func total(_ name: String) -> UInt64 { outputs.reduce(0) { CollectorOutput.saturatingAdd($0, $1.total(name)) } }
+    func total(_ name: String) -> UInt64 { outputs.reduce(0) { $0.addingClamped($1.total(name)) } }
     /// Log lines so far whose metadata `kind` is `kind`.
     func notices(_ kind: String) -> Int { outputs.flatMap(\.logs).filter { $0.metadata["kind"] == kind }.count }
 

@@ -224,6 +224,32 @@ struct StreamTablePropertyTests {
         #expect(table.apply(.result(seq: 7, payload: "late"), stream: "s", epoch: 1, at: now + 1).rejected == .afterEnd)
     }
 
+    @Test("a superseded epoch whose hello announced next_seq 2^64-1 ends with one superseded run: no trap, O(1)")
+    func absurdAnnouncedNextSeq() {
+        var table = Table(maxDelayNanoseconds: Self.maxDelay, maxPending: Self.maxPending)
+        let old = Key(stream: "s", epoch: 1)
+        var out: [Table.Emission] = []
+        for (input, epoch, at) in [
+            (Table.Input.hello(nextSeq: 0), UInt64(1), UInt64(0)), (.result(seq: 0, payload: "p0"), 1, ms(1)),
+            (.hello(nextSeq: .max), 1, ms(2)), (.hello(nextSeq: 0), 2, ms(3)),
+        ] {
+            for (key, emissions) in table.apply(input, stream: "s", epoch: epoch, at: at).emissions where key == old { out += emissions }
+        }
+        var now = ms(3)
+        while table.openKeys.contains(old), now < ms(1000) {
+            now += ms(1)
+            for (key, emissions) in table.tick(at: now) where key == old { out += emissions }
+        }
+        #expect(out.count == 3, "\(out.count) emissions")
+        #expect(out.first == .frame(seq: 0, payload: "p0"))
+        #expect(out.dropFirst().first == .dropped(seqs: 1..<UInt64.max, reason: .superseded))
+        guard case .end(let counters)? = out.last else {
+            Issue.record("no end")
+            return
+        }
+        #expect(counters.emitted == .max && counters.dropped == .max - 1 && counters.processed == 1)
+    }
+
     @Test("an old epoch known only by its hello still takes the results in flight, then ends empty after --max-delay")
     func helloOnlyEpochWaitsForItsFramesInFlight() {
         var table = Table(maxDelayNanoseconds: Self.maxDelay, maxPending: Self.maxPending)
