@@ -76,17 +76,18 @@ extension StreamMessage {
 }
 
 extension Ready {
-    /// A version-1 credit from worker thread `worker`.
+    /// Worker thread `worker` attaching to a capture node (dispatch protocol 2).
     public init(worker: String) {
         self.init()
-        self.version = Wire.version
+        self.version = Wire.dispatchVersion
         self.worker = worker
     }
 
-    /// Parses and checks a one-part Ready message.
+    /// Parses and checks a one-part Ready message: version 2 (dispatch protocol 2). Version 1, a credit of dispatch
+    /// protocol 1, is `.unsupportedVersion` like any other (the capture node refuses it by name: SPEC 3.4).
     public init(part: [UInt8]) throws {
         guard part.count <= Wire.maxHeaderBytes else { throw ProtocolError(.tooLarge, "ready of \(part.count) bytes") }
-        self = try decodeVersioned(Ready.self, part, version: \.version)
+        self = try decodeVersioned(Ready.self, part, version: \.version, expected: Wire.dispatchVersion)
     }
 }
 
@@ -94,7 +95,7 @@ extension Ready {
 /// - Throws: ``ProtocolError`` `.malformed` for bytes that are not a `M`, `.unsupportedVersion` for a version
 ///   other than ``Wire/version``.
 private func decodeVersioned<M: SwiftProtobuf.Message>(
-    _: M.Type, _ bytes: [UInt8], version: KeyPath<M, UInt32>
+    _: M.Type, _ bytes: [UInt8], version: KeyPath<M, UInt32>, expected: UInt32 = Wire.version
 ) throws -> M {
     let message: M
     do {
@@ -102,7 +103,7 @@ private func decodeVersioned<M: SwiftProtobuf.Message>(
     } catch {
         throw ProtocolError(.malformed, "not a \(M.protoMessageName) protobuf: \(error)")
     }
-    guard message[keyPath: version] == Wire.version else {
+    guard message[keyPath: version] == expected else {
         throw ProtocolError(.unsupportedVersion, "\(M.protoMessageName) version \(message[keyPath: version])")
     }
     return message

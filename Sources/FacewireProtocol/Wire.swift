@@ -25,6 +25,9 @@ public typealias StreamSummary = Facewire_V1_StreamSummary
 public typealias StreamMessage = Facewire_V1_StreamMessage
 public typealias ResetRequest = Facewire_V1_Reset
 public typealias ResetReply = Facewire_V1_ResetReply
+public typealias DispatchRequest = Facewire_V1_DispatchRequest
+public typealias Assignment = Facewire_V1_Assignment
+public typealias Idle = Facewire_V1_Idle
 public typealias TrackingReset = Facewire_V1_TrackingReset
 public typealias DropCount = Facewire_V1_DropCount
 public typealias StreamStatisticsMessage = Facewire_V1_StreamStatistics
@@ -33,6 +36,8 @@ public typealias StreamStatisticsMessage = Facewire_V1_StreamStatistics
 public enum Wire {
     /// The protocol version every message carries.
     public static let version: UInt32 = 1
+    /// The dispatch protocol (SPEC 3): `Ready.version` and `Hello.dispatch`. Version 1 was credits.
+    public static let dispatchVersion: UInt32 = 2
 
     /// Default TCP ports: capture frames, collector control/intake, collector results stream.
     public static let defaultCapturePort = 5555

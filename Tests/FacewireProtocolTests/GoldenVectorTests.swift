@@ -399,6 +399,7 @@ struct SwiftEncoderTests {
         hello.epoch = Self.epoch
         hello.frameEndpoint = "tcp://0.0.0.0:5555"
         hello.nextSeq = 42
+        hello.dispatch = Wire.dispatchVersion
         #expect(try Envelope(.hello(hello)).serializedBytes() == (try file("envelope_hello_capture.bin")))
     }
 

@@ -175,6 +175,7 @@ enum MessageFields {
             "next_seq": number(hello.nextSeq),
             "curve_public_key": .string(hello.curvePublicKey),
             "preview_endpoint": .string(hello.previewEndpoint),
+            "dispatch": number(hello.dispatch),
         ])
     }
 
@@ -216,6 +217,16 @@ enum MessageFields {
         case .reset(let reset): out["reset"] = .object(["stream": .string(reset.stream), "request_id": .string(reset.requestID)])
         case .resetReply(let reply):
             out["reset_reply"] = .object(["request_id": .string(reply.requestID), "streams": .array(reply.streams.map { .string($0) })])
+        case .request(let request):
+            out["request"] = .object([
+                "stream": .string(request.stream), "epoch": number(request.epoch), "wanted": number(request.wanted),
+                "assignments_seen": number(request.assignmentsSeen), "returned": .array(request.returned.map { .string($0) }),
+                "unreachable": .array(request.unreachable.map { .string($0) }), "weight": .number(Double(request.weight)),
+            ])
+        case .assignment(let assignment):
+            out["assignment"] = .object(["worker": .string(assignment.worker), "number": number(assignment.number)])
+        case .idle(let idle):
+            out["idle"] = .object(["worker": .string(idle.worker), "frames_received": number(idle.framesReceived)])
         case nil: break
         }
         return .object(out)

@@ -245,7 +245,25 @@ def enc_hello(m):
         + f_uint(6, m["next_seq"])
         + f_string(7, m.get("curve_public_key", ""))
         + f_string(8, m.get("preview_endpoint", ""))
+        + f_uint(9, m.get("dispatch", 0))
     )
+
+
+def enc_dispatch_request(m):
+    out = f_string(1, m["stream"]) + f_uint(2, m["epoch"]) + f_uint(3, m["wanted"]) + f_uint(4, m["assignments_seen"])
+    for name in m["returned"]:
+        out += f_bytes(5, name.encode("utf-8"), present=True)
+    for name in m["unreachable"]:
+        out += f_bytes(6, name.encode("utf-8"), present=True)
+    return out + f_float(7, m["weight"])
+
+
+def enc_assignment(m):
+    return f_string(1, m["worker"]) + f_uint(2, m["number"])
+
+
+def enc_idle(m):
+    return f_string(1, m["worker"]) + f_uint(2, m["frames_received"])
 
 
 def enc_capture_info(m):
@@ -299,6 +317,9 @@ ENVELOPE_BODY = (
     (6, "end", enc_stream_end),
     (7, "reset", enc_reset),
     (8, "reset_reply", enc_reset_reply),
+    (9, "request", enc_dispatch_request),
+    (10, "assignment", enc_assignment),
+    (11, "idle", enc_idle),
 )
 
 
@@ -676,9 +697,9 @@ for name, file_name, settings, note in (
 add(
     "ready",
     "ready",
-    [("ready.bin", enc_ready({"version": 1, "worker": WORKER}))],
-    expect={"version": 1, "worker": WORKER},
-    note="worker -> capture credit (DEALER side; the capture's ROUTER prepends the routing id)",
+    [("ready.bin", enc_ready({"version": 2, "worker": WORKER}))],
+    expect={"version": 2, "worker": WORKER},
+    note="worker thread -> capture: attach (dispatch protocol 2; DEALER side, the capture's ROUTER prepends the routing id)",
 )
 
 HELLO_CAPTURE = {
@@ -690,17 +711,18 @@ HELLO_CAPTURE = {
     "next_seq": 42,
     "curve_public_key": "",
     "preview_endpoint": "",
+    "dispatch": 2,
 }
 CURVE_KEY = "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7"  # the public key of the CURVE example in the ZeroMQ guide
 HELLO_CAPTURE_CURVE = dict(HELLO_CAPTURE, curve_public_key=CURVE_KEY)
 HELLO_CAPTURE_PREVIEW = dict(HELLO_CAPTURE, preview_endpoint="tcp://0.0.0.0:5565")
 HELLO_WORKER = {
     "role": "ROLE_WORKER", "node_id": "gpu-host:4242", "stream": "", "epoch": 0, "frame_endpoint": "", "next_seq": 0,
-    "curve_public_key": "", "preview_endpoint": "",
+    "curve_public_key": "", "preview_endpoint": "", "dispatch": 2,
 }
 HELLO_TAIL = {
     "role": "ROLE_TAIL", "node_id": "laptop:9001", "stream": "", "epoch": 0, "frame_endpoint": "", "next_seq": 0,
-    "curve_public_key": "", "preview_endpoint": "",
+    "curve_public_key": "", "preview_endpoint": "", "dispatch": 0,
 }
 HELLO_VIEW = dict(HELLO_TAIL, role="ROLE_VIEW", node_id="wall-screen:77")
 WELCOME = {
@@ -731,6 +753,7 @@ for name, body_name, body in (
     ("envelope_hello_capture", "hello", HELLO_CAPTURE),
     ("envelope_hello_capture_curve", "hello", HELLO_CAPTURE_CURVE),
     ("envelope_hello_capture_preview", "hello", HELLO_CAPTURE_PREVIEW),
+    ("envelope_hello_capture_dispatch_1", "hello", dict(HELLO_CAPTURE, dispatch=0)),
     ("envelope_hello_worker", "hello", HELLO_WORKER),
     ("envelope_hello_tail", "hello", HELLO_TAIL),
     ("envelope_hello_view", "hello", HELLO_VIEW),
@@ -744,6 +767,15 @@ for name, body_name, body in (
     ("envelope_reset_all", "reset", {"stream": "", "request_id": ""}),
     ("envelope_reset_reply", "reset_reply", {"request_id": "r-1", "streams": [STREAM, "lobby"]}),
     ("envelope_reset_reply_none", "reset_reply", {"request_id": "r-1", "streams": []}),
+    ("envelope_request", "request", {
+        "stream": STREAM, "epoch": EPOCH, "wanted": 1, "assignments_seen": 7, "returned": [WORKER],
+        "unreachable": ["gpu-host:4242/t3"], "weight": 2.0,
+    }),
+    ("envelope_request_idle", "request", {
+        "stream": STREAM, "epoch": EPOCH, "wanted": 0, "assignments_seen": 8, "returned": [], "unreachable": [], "weight": 0.0,
+    }),
+    ("envelope_assignment", "assignment", {"worker": WORKER, "number": 8}),
+    ("envelope_idle", "idle", {"worker": WORKER, "frames_received": 12}),
 ):
     message = {"version": 1, body_name: body}
     add(name, "envelope", [(name + ".bin", enc_envelope(message))], expect=message)
@@ -913,8 +945,9 @@ add(
 add(
     "ready_bad_version",
     "ready",
-    [("ready_bad_version.bin", enc_ready({"version": 2, "worker": WORKER}))],
+    [("ready_bad_version.bin", enc_ready({"version": 1, "worker": WORKER}))],
     error="unsupportedVersion",
+    note="dispatch protocol 1's Ready (a credit): a capture node of protocol 2 refuses it, counted by name (SPEC 3.4)",
 )
 SUMMARY_ONE = {"frames": 1, "processed": 1, "dropped": 0, "errors": 0, "late": 0, "duplicates": 0}
 add(

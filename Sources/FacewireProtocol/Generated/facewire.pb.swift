@@ -201,17 +201,18 @@ public nonisolated enum Facewire_V1_Role: SwiftProtobuf.Enum, Swift.CaseIterable
 
 }
 
-/// worker -> capture: "I am idle, send me one frame". Idempotent: a capture node holds at most
-/// one credit per worker connection.
+/// worker thread -> capture: "I am thread `worker`, reachable on this connection". Sent on
+/// connecting and every 1 s. Version 2 (dispatch protocol 2): version 1 meant a credit, "send me
+/// one frame", and is refused (SPEC.md 3.4).
 public nonisolated struct Facewire_V1_Ready: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// MUST be 1
+  /// MUST be 2
   public var version: UInt32 = 0
 
-  /// the worker thread's id, for logs
+  /// the worker thread's id: the name the collector assigns it by
   public var worker: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -883,6 +884,9 @@ public nonisolated struct Facewire_V1_Hello: Sendable {
   /// capture only: its preview XPUB (SPEC.md 7.5); "" = no preview
   public var previewEndpoint: String = String()
 
+  /// capture and worker: the dispatch protocol spoken, 2 (SPEC.md 3); 0 = 1 (credits)
+  public var dispatch: UInt32 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1002,6 +1006,74 @@ public nonisolated struct Facewire_V1_ResetReply: Sendable {
   public init() {}
 }
 
+/// capture -> collector: how many more threads the node wants now. Sent when that changes,
+/// with assignments it hands back, and every 1 s while it wants one. Idempotent: the collector
+/// subtracts the assignments it sent that the node has not yet seen.
+public nonisolated struct Facewire_V1_DispatchRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var stream: String = String()
+
+  public var epoch: UInt64 = 0
+
+  /// threads wanted beyond those assigned and not used yet; 0..64
+  public var wanted: UInt32 = 0
+
+  /// the highest Assignment.number received from this collector
+  public var assignmentsSeen: UInt64 = 0
+
+  /// assigned threads not used: no frame to send any more (at most 16)
+  public var returned: [String] = []
+
+  /// assigned threads not attached here, or whose send failed (at most 16)
+  public var unreachable: [String] = []
+
+  /// the stream's share under overload, relative; 0 = 1; 1/64..64
+  public var weight: Float = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// collector -> capture: "send your next frame to thread `worker`".
+public nonisolated struct Facewire_V1_Assignment: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// a thread's id, as in its Ready
+  public var worker: String = String()
+
+  /// 1, 2, 3, ... per capture node session, counted by the collector
+  public var number: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// worker thread -> collector, on its results connection: "I am idle". Sent when the thread
+/// starts, after each frame it received (after the frame's result, if any), and every 1 s while
+/// idle.
+public nonisolated struct Facewire_V1_Idle: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the thread's id, as in its Ready
+  public var worker: String = String()
+
+  /// frames this thread has received since it started
+  public var framesReceived: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 public nonisolated struct Facewire_V1_Envelope: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -1074,6 +1146,30 @@ public nonisolated struct Facewire_V1_Envelope: @unchecked Sendable {
     set {_uniqueStorage()._body = .resetReply(newValue)}
   }
 
+  public var request: Facewire_V1_DispatchRequest {
+    get {
+      if case .request(let v)? = _storage._body {return v}
+      return Facewire_V1_DispatchRequest()
+    }
+    set {_uniqueStorage()._body = .request(newValue)}
+  }
+
+  public var assignment: Facewire_V1_Assignment {
+    get {
+      if case .assignment(let v)? = _storage._body {return v}
+      return Facewire_V1_Assignment()
+    }
+    set {_uniqueStorage()._body = .assignment(newValue)}
+  }
+
+  public var idle: Facewire_V1_Idle {
+    get {
+      if case .idle(let v)? = _storage._body {return v}
+      return Facewire_V1_Idle()
+    }
+    set {_uniqueStorage()._body = .idle(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -1084,6 +1180,9 @@ public nonisolated struct Facewire_V1_Envelope: @unchecked Sendable {
     case end(Facewire_V1_StreamEnd)
     case reset(Facewire_V1_Reset)
     case resetReply(Facewire_V1_ResetReply)
+    case request(Facewire_V1_DispatchRequest)
+    case assignment(Facewire_V1_Assignment)
+    case idle(Facewire_V1_Idle)
 
   }
 
@@ -2127,7 +2226,7 @@ nonisolated extension Facewire_V1_FrameResult: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Facewire_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Hello"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}role\0\u{3}node_id\0\u{1}stream\0\u{1}epoch\0\u{3}frame_endpoint\0\u{3}next_seq\0\u{3}curve_public_key\0\u{3}preview_endpoint\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}role\0\u{3}node_id\0\u{1}stream\0\u{1}epoch\0\u{3}frame_endpoint\0\u{3}next_seq\0\u{3}curve_public_key\0\u{3}preview_endpoint\0\u{1}dispatch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2143,6 +2242,7 @@ nonisolated extension Facewire_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
       case 6: try { try decoder.decodeSingularUInt64Field(value: &self.nextSeq) }()
       case 7: try { try decoder.decodeSingularStringField(value: &self.curvePublicKey) }()
       case 8: try { try decoder.decodeSingularStringField(value: &self.previewEndpoint) }()
+      case 9: try { try decoder.decodeSingularUInt32Field(value: &self.dispatch) }()
       default: break
       }
     }
@@ -2173,6 +2273,9 @@ nonisolated extension Facewire_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
     if !self.previewEndpoint.isEmpty {
       try visitor.visitSingularStringField(value: self.previewEndpoint, fieldNumber: 8)
     }
+    if self.dispatch != 0 {
+      try visitor.visitSingularUInt32Field(value: self.dispatch, fieldNumber: 9)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2185,6 +2288,7 @@ nonisolated extension Facewire_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
     if lhs.nextSeq != rhs.nextSeq {return false}
     if lhs.curvePublicKey != rhs.curvePublicKey {return false}
     if lhs.previewEndpoint != rhs.previewEndpoint {return false}
+    if lhs.dispatch != rhs.dispatch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2440,9 +2544,139 @@ nonisolated extension Facewire_V1_ResetReply: SwiftProtobuf.Message, SwiftProtob
   }
 }
 
+nonisolated extension Facewire_V1_DispatchRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DispatchRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}stream\0\u{1}epoch\0\u{1}wanted\0\u{3}assignments_seen\0\u{1}returned\0\u{1}unreachable\0\u{1}weight\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.stream) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.wanted) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.assignmentsSeen) }()
+      case 5: try { try decoder.decodeRepeatedStringField(value: &self.returned) }()
+      case 6: try { try decoder.decodeRepeatedStringField(value: &self.unreachable) }()
+      case 7: try { try decoder.decodeSingularFloatField(value: &self.weight) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.stream.isEmpty {
+      try visitor.visitSingularStringField(value: self.stream, fieldNumber: 1)
+    }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 2)
+    }
+    if self.wanted != 0 {
+      try visitor.visitSingularUInt32Field(value: self.wanted, fieldNumber: 3)
+    }
+    if self.assignmentsSeen != 0 {
+      try visitor.visitSingularUInt64Field(value: self.assignmentsSeen, fieldNumber: 4)
+    }
+    if !self.returned.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.returned, fieldNumber: 5)
+    }
+    if !self.unreachable.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.unreachable, fieldNumber: 6)
+    }
+    if self.weight.bitPattern != 0 {
+      try visitor.visitSingularFloatField(value: self.weight, fieldNumber: 7)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Facewire_V1_DispatchRequest, rhs: Facewire_V1_DispatchRequest) -> Bool {
+    if lhs.stream != rhs.stream {return false}
+    if lhs.epoch != rhs.epoch {return false}
+    if lhs.wanted != rhs.wanted {return false}
+    if lhs.assignmentsSeen != rhs.assignmentsSeen {return false}
+    if lhs.returned != rhs.returned {return false}
+    if lhs.unreachable != rhs.unreachable {return false}
+    if lhs.weight != rhs.weight {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Facewire_V1_Assignment: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Assignment"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}worker\0\u{1}number\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.worker) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.number) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.worker.isEmpty {
+      try visitor.visitSingularStringField(value: self.worker, fieldNumber: 1)
+    }
+    if self.number != 0 {
+      try visitor.visitSingularUInt64Field(value: self.number, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Facewire_V1_Assignment, rhs: Facewire_V1_Assignment) -> Bool {
+    if lhs.worker != rhs.worker {return false}
+    if lhs.number != rhs.number {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Facewire_V1_Idle: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Idle"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}worker\0\u{3}frames_received\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.worker) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.framesReceived) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.worker.isEmpty {
+      try visitor.visitSingularStringField(value: self.worker, fieldNumber: 1)
+    }
+    if self.framesReceived != 0 {
+      try visitor.visitSingularUInt64Field(value: self.framesReceived, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Facewire_V1_Idle, rhs: Facewire_V1_Idle) -> Bool {
+    if lhs.worker != rhs.worker {return false}
+    if lhs.framesReceived != rhs.framesReceived {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension Facewire_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Envelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}hello\0\u{1}welcome\0\u{1}result\0\u{1}skipped\0\u{1}end\0\u{1}reset\0\u{3}reset_reply\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}hello\0\u{1}welcome\0\u{1}result\0\u{1}skipped\0\u{1}end\0\u{1}reset\0\u{3}reset_reply\0\u{1}request\0\u{1}assignment\0\u{1}idle\0")
 
   fileprivate class _StorageClass {
     var _version: UInt32 = 0
@@ -2569,6 +2803,45 @@ nonisolated extension Facewire_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf
             _storage._body = .resetReply(v)
           }
         }()
+        case 9: try {
+          var v: Facewire_V1_DispatchRequest?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .request(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .request(v)
+          }
+        }()
+        case 10: try {
+          var v: Facewire_V1_Assignment?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .assignment(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .assignment(v)
+          }
+        }()
+        case 11: try {
+          var v: Facewire_V1_Idle?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .idle(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .idle(v)
+          }
+        }()
         default: break
         }
       }
@@ -2612,6 +2885,18 @@ nonisolated extension Facewire_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf
       case .resetReply?: try {
         guard case .resetReply(let v)? = _storage._body else { preconditionFailure() }
         try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
+      }()
+      case .request?: try {
+        guard case .request(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 9)
+      }()
+      case .assignment?: try {
+        guard case .assignment(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
+      }()
+      case .idle?: try {
+        guard case .idle(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
       }()
       case nil: break
       }
