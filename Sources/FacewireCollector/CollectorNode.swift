@@ -21,6 +21,8 @@ public final class CollectorNode: @unchecked Sendable {
     private let streamsGauge = Gauge(label: "facewire_collector_open_streams")
     private let workersGauge = Gauge(label: "facewire_collector_workers")
     private let capturesGauge = Gauge(label: "facewire_collector_captures")
+    private let threadGauges = ["idle", "assigned", "ejected"].map { Gauge(label: "facewire_collector_dispatch_threads", dimensions: [("state", $0)]) }
+    private let waitingGauge = Gauge(label: "facewire_collector_dispatch_waiting_captures")
     /// Bounded by the core (`--max-metric-streams` streams, 32 reason codes, 3 statuses).
     private var streamFrames: [CollectorAction.FrameCount: CoreMetrics.Counter] = [:]
     private let logger: Logger
@@ -62,8 +64,9 @@ public final class CollectorNode: @unchecked Sendable {
         }
         try router.setMaxMessageSize(Wire.maxControlMessageBytes)
         try router.setRouterMandatory(true)
-        // Only Welcomes and reset replies go out, and they are idempotent: a peer that never reads holds at most 16.
-        try router.setHighWaterMarks(send: 16, receive: 100_000)
+        // Welcomes, reset replies and assignments go out: a peer that never reads holds at most 256 (a capture node may
+        // be sent up to 64 assignments in one go; one lost is released when its thread says Idle).
+        try router.setHighWaterMarks(send: 256, receive: 100_000)
         try publisher.setHighWaterMarks(send: 100_000)
         let control = try router.bind(configuration.bind)
         core.publishEndpoint = try publisher.bind(configuration.publish)
@@ -80,7 +83,12 @@ public final class CollectorNode: @unchecked Sendable {
                 streamsGauge.record(gauges.streams)
                 workersGauge.record(gauges.workers)
                 capturesGauge.record(gauges.captures)
-                liveness.beat("\(gauges.streams) open streams, \(gauges.workers) workers, \(gauges.captures) capture nodes, \(gauges.pending) results pending")
+                let dispatch = gauges.dispatch
+                for (gauge, value) in zip(threadGauges, [dispatch.idle, dispatch.assigned, dispatch.ejected]) { gauge.record(value) }
+                waitingGauge.record(dispatch.waitingNodes)
+                liveness.beat(
+                    "\(gauges.streams) open streams, \(gauges.workers) workers, \(gauges.captures) capture nodes, \(gauges.pending) results pending, "
+                        + "\(dispatch.threads) threads (\(dispatch.ejected) ejected)")
                 lastGauges = now
             }
             if now &- lastHeartbeat >= 200_000_000 {

@@ -68,6 +68,8 @@ public struct CollectorCore {
     var cachedWelcome: (envelope: Envelope, bytes: [UInt8])?
     var lastStatistics: UInt64?
     var lastHousekeeping: UInt64?
+    /// Which idle worker thread takes which capture node's next frame (dispatch protocol 2).
+    public internal(set) var broker: DispatchBroker
 
     /// The longest endpoint a capture node may announce, in bytes (a Welcome lists up to `maxCaptures` of them
     /// and must stay under 1 MiB).
@@ -76,12 +78,16 @@ public struct CollectorCore {
     public static let maxRequestIDBytes = 64
     public static let maxReasonBytes = 256
 
-    public init(limits: CollectorLimits, tracking: FaceTracker.Configuration = FaceTracker.Configuration()) {
+    public init(
+        limits: CollectorLimits, tracking: FaceTracker.Configuration = FaceTracker.Configuration(),
+        dispatch: DispatchBroker.Settings = DispatchBroker.Settings()
+    ) {
         self.limits = limits
         self.tracking = tracking
         table = StreamTable(maxDelayNanoseconds: limits.maxDelay, maxPending: limits.maxPending, maxOpen: limits.maxStreams)
         labels = MetricLabels(maxStreams: limits.maxMetricStreams)
         notices = NoticeLog(interval: limits.noticeInterval)
+        broker = DispatchBroker(settings: dispatch)
     }
 
     // MARK: - Observing
@@ -95,12 +101,14 @@ public struct CollectorCore {
         public var streams: Int
         public var workers: Int
         public var captures: Int
+        /// Dispatch (SPEC 3): worker threads known, idle, assigned, ejected; capture nodes waiting for a thread.
+        public var dispatch: DispatchBroker.Figures
     }
 
     public func gauges(at now: UInt64) -> Gauges {
         let pending = table.openKeys.reduce(0) { $0 + (table.buffer($1)?.pendingCount ?? 0) }
         let live = captures.values.filter { now &- $0.lastHello < limits.captureExpiry }.count
-        return Gauges(pending: pending, streams: table.openCount, workers: workers.count, captures: live)
+        return Gauges(pending: pending, streams: table.openCount, workers: workers.count, captures: live, dispatch: broker.figures)
     }
 
     /// The next sequence each open (stream, epoch) will publish (tests).
@@ -129,6 +137,8 @@ public struct CollectorCore {
             handleHello(hello, identity: identity, peerAddress: peerAddress, now: now, &out)
         case .result(let result):
             out.count("results")
+            // The thread answered its frame, whatever becomes of the result (a refused one is counted below).
+            broker.result(for: result.stream, from: identity, at: now.monotonicNs, into: &out)
             if let rejection = ResultValidation.rejection(of: result, wallMicroseconds: now.wallUs) {
                 out.count("results_rejected_\(rejection.rawValue)")
                 notice("results_rejected_\(rejection.rawValue)", "result rejected", [
@@ -148,6 +158,10 @@ public struct CollectorCore {
                 return out
             }
             apply(.result(seq: result.seq, payload: result, bytes: bytes), stream: result.stream, epoch: result.epoch, now: now, &out)
+        case .idle(let idle):
+            broker.idle(idle, from: identity, at: now.monotonicNs, into: &out)
+        case .request(let request):
+            broker.request(request, from: identity, at: now.monotonicNs, into: &out)
         case .skipped(let skipped):
             guard skipped.count > 0 else { return out }
             guard skipped.reason.utf8.count <= Self.maxReasonBytes else {
@@ -177,7 +191,7 @@ public struct CollectorCore {
             reply.requestID = request.requestID
             reply.streams = reset(stream: request.stream, &out)
             out.act(.reply(.init(identities: [identity], envelope: Envelope(.resetReply(reply)), lostCounter: "reply_lost")))
-        case .welcome, .resetReply, .none:
+        case .welcome, .resetReply, .assignment, .none:
             out.count("control_unexpected")
         }
         return out
@@ -191,6 +205,7 @@ public struct CollectorCore {
         for (key, emissions) in table.tick(at: t) {
             publish(emissions, key: key, now: now, &out)
         }
+        broker.tick(at: t, into: &out)
         if lastHousekeeping.map({ t &- $0 >= 1_000_000_000 }) ?? true {
             lastHousekeeping = t
             housekeeping(now, &out)
@@ -266,6 +281,16 @@ public struct CollectorCore {
 
     private mutating func handleHello(_ hello: Hello, identity: [UInt8], peerAddress: String?, now: Instant, _ out: inout CollectorOutput) {
         let t = now.monotonicNs
+        if hello.role == .capture || hello.role == .worker, hello.dispatch < Wire.dispatchVersion {
+            // A node of dispatch protocol 1 (credits) cannot be paired: refused, counted and logged, never a silent stall.
+            // Its capture node's skips and end still account for its frames (all dropped at the source, `no-worker`).
+            out.count("hello_refused_dispatch_\(max(1, hello.dispatch))")
+            notice("hello_refused_dispatch", "node refused: it speaks dispatch protocol \(max(1, hello.dispatch)), this collector \(Wire.dispatchVersion); upgrade it", [
+                "role": hello.role == .capture ? "capture" : "worker", "node": String(hello.nodeID.prefix(64)),
+                "stream": String(hello.stream.prefix(64)),
+            ], now, &out)
+            return
+        }
         switch hello.role {
         case .capture:
             let endpoint = hello.frameEndpoint
@@ -402,6 +427,15 @@ public struct CollectorCore {
 
     /// One `StreamStatistics` per open stream, and a log line with the same figures.
     private mutating func reportStatistics(_ now: UInt64, _ out: inout CollectorOutput) {
+        let dispatch = broker.figures
+        if dispatch.threads > 0 || dispatch.waitingNodes > 0 {
+            // Which threads are out of dispatch, by name (the operator's first question about a slow cluster).
+            out.log(.info, "dispatch statistics", [
+                "threads": "\(dispatch.threads)", "idle": "\(dispatch.idle)", "assigned": "\(dispatch.assigned)",
+                "ejected": "\(dispatch.ejected)", "waiting_captures": "\(dispatch.waitingNodes)",
+                "ejected_threads": broker.ejectedNames().joined(separator: ","),
+            ])
+        }
         for key in table.openKeys {
             guard var state = streams[key], let buffer = table.buffer(key) else { continue }
             let report = state.statistics.report(now: now, late: buffer.counters.late, duplicates: buffer.counters.duplicates)

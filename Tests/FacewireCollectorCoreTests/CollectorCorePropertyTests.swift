@@ -58,6 +58,7 @@ struct CollectorCorePropertyTests {
             switch Int.random(in: 0..<100, using: &values.rng) {
             case 0..<10:
                 var hello = Hello()
+                hello.dispatch = Wire.dispatchVersion
                 hello.role = values.pick([.capture, .worker, .tail, .unspecified, .UNRECOGNIZED(42)])
                 hello.stream = stream
                 hello.epoch = epoch

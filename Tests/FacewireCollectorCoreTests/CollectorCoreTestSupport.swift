@@ -61,6 +61,7 @@ struct CoreHarness {
 
     static func hello(_ stream: String, epoch: UInt64 = 1, nextSeq: UInt64 = 0, role: NodeRole = .capture) -> Envelope.OneOf_Body {
         var hello = Hello()
+        hello.dispatch = Wire.dispatchVersion
         hello.role = role
         hello.stream = stream
         hello.epoch = epoch

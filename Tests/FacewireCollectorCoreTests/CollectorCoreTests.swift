@@ -24,6 +24,52 @@ struct CollectorCoreTests {
         #expect(h.outputs.flatMap(\.latencies) == [50_000_000, 40_000_000])
     }
 
+    @Test("a capture node or worker of dispatch protocol 1 is refused, counted and logged: not announced, no Welcome")
+    func dispatchProtocolOneIsRefused() {
+        var h = CoreHarness()
+        for role in [NodeRole.capture, .worker] {
+            guard case .hello(var hello) = CoreHarness.hello(role == .capture ? "old" : "", role: role) else { return }
+            hello.dispatch = 0
+            let out = h.send(.hello(hello), from: role == .capture ? [1] : CoreHarness.worker)
+            #expect(out.replies.isEmpty)
+        }
+        #expect(h.total("hello_refused_dispatch_1") == 2)
+        #expect(h.core.gauges(at: h.now).captures == 0)
+        #expect(h.core.gauges(at: h.now).workers == 0)
+        // Its skips still account for its frames: the stream exists and says why they were dropped.
+        var skipped = Skipped()
+        skipped.stream = "old"
+        skipped.epoch = 1
+        skipped.count = 3
+        skipped.reason = "no-worker"
+        h.send(.skipped(skipped))
+        #expect(h.frames("old").map(\.reason) == ["no-worker", "no-worker", "no-worker"])
+    }
+
+    @Test("the collector pairs an idle thread's Idle with a capture node's request: the node gets an Assignment")
+    func dispatchThroughTheCore() {
+        var h = CoreHarness()
+        h.send(CoreHarness.hello("cam"), from: [7])
+        var request = DispatchRequest()
+        request.stream = "cam"
+        request.epoch = 1
+        request.wanted = 1
+        h.send(.request(request), from: [7])
+        var idle = Idle()
+        idle.worker = "w/t0"
+        let out = h.send(.idle(idle), from: [9])
+        guard let reply = out.replies.first, case .assignment(let assignment)? = reply.envelope.body else {
+            Issue.record("no assignment")
+            return
+        }
+        #expect(reply.identities == [[7]])
+        #expect(assignment.worker == "w/t0" && assignment.number == 1)
+        #expect(h.core.broker.figures.assigned == 1)
+        // Its result frees it (and is published as usual).
+        h.send(CoreHarness.result("cam", seq: 0), from: [9])
+        #expect(h.core.broker.figures.assigned == 0)
+    }
+
     @Test func aWorkerGetsAWelcomeListingTheCaptureNode() {
         var h = CoreHarness()
         h.send(CoreHarness.hello("cam"))
