@@ -297,7 +297,7 @@ let package = Package(
             ]),
         .testTarget(
             name: "FacewireCaptureCoreTests",
-            dependencies: ["FacewireCaptureCore", "FacewireFuzzing", "FacewireRuntime", "FacewireProtocol", "FacewireVocabulary"]),
+            dependencies: ["FacewireCaptureCore", "FacewireCollectorCore", "FacewireFuzzing", "FacewireRuntime", "FacewireProtocol", "FacewireVocabulary"]),
         .testTarget(
             name: "FacewireWorkerCoreTests",
             dependencies: ["FacewireWorkerCore", "FacewireDetection", "FacewireProtocol", "FacewireVocabulary", "FacewireFuzzing"]),

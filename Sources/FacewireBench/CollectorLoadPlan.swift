@@ -66,6 +66,7 @@ public struct CollectorLoadPlan: Sendable {
     /// The fake capture node's hello for stream `index` (where workers would connect: nowhere, none does).
     public func hello(stream index: Int) -> Envelope {
         var hello = Hello()
+        hello.dispatch = Wire.dispatchVersion
         hello.role = .capture
         hello.nodeID = "collector-load"
         hello.stream = streamID(index)

@@ -17,6 +17,7 @@ extension CaptureConfiguration {
         settings.curvePublicKey = security?.keyPair.publicKey ?? ""
         settings.previewEndpoint = previewEndpoint
         settings.maxFPS = maxFPS
+        settings.weight = weight
         settings.maxFrames = maxFrames
         settings.maxAgeMilliseconds = maxAgeMilliseconds
         settings.detection = self.settings

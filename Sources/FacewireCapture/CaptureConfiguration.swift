@@ -47,6 +47,8 @@ public struct CaptureConfiguration: Sendable {
     public var camera = V4L2Camera.Settings()
     /// `--max-fps`: frames beyond this rate (by capture time) are never numbered or sent. Nil: no limit.
     public var maxFPS: Double?
+    /// `--weight`: the stream's share of the workers under overload, relative to other streams (SPEC 3.3).
+    public var weight: Double = 1
     /// `--orientation`: the EXIF orientation sent with every frame, overriding what the source says.
     public var orientation: Orientation?
     /// Seconds between the capture statistics lines on the log (0: none).

@@ -79,6 +79,9 @@ public final class CaptureNode: @unchecked Sendable {
         let control = try configuration.collector.map {
             try CollectorLink(context: context, collector: $0, security: configuration.security, counters: counters)
         }
+        if control == nil {
+            logger.warning("no collector: no worker thread can be assigned, and every frame is dropped at the source (SPEC 3)")
+        }
         let live = source as? LiveFrameSource
         if live != nil, case .fixed = configuration.pacing {
             logger.warning("--fps is ignored for a live source, which sets its own pace; use --max-fps to send fewer frames")
@@ -111,11 +114,19 @@ public final class CaptureNode: @unchecked Sendable {
         /// Feeds the Readys that arrive within `milliseconds` to the core (a view subscribing or leaving ends the wait
         /// too), and applies the preview subscriptions that arrived.
         func collectReadys(waiting milliseconds: Int) throws {
-            let (readys, subscriptions) = try router.receiveReadys(timeoutMilliseconds: milliseconds, wakingFor: preview?.pollable)
+            let others = [control?.socket, preview?.pollable].compactMap { $0 }
+            let (readys, input) = try router.receiveReadys(timeoutMilliseconds: milliseconds, wakingFor: others)
             for (identity, ready) in readys {
-                perform(ready.map { core.ready($0, from: identity, at: Clock.now()) } ?? core.malformedReady(at: Clock.now()))
+                switch ready {
+                case .success(let ready): perform(core.ready(ready, from: identity, at: Clock.now()))
+                case .failure(let error): perform(core.malformedReady(error, at: Clock.now()))
+                }
             }
-            if subscriptions { try preview?.readSubscriptions() }
+            // Assignments are read on every pass (not only when the poll saw them): a frame waits for them.
+            for assignment in try control?.receiveAssignments() ?? [] {
+                perform(core.assigned(assignment, at: Clock.now()))
+            }
+            if preview != nil, input.last == true { try preview?.readSubscriptions() }
         }
         perform(core.start(at: Clock.now()))
         do {

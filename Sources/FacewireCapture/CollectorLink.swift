@@ -3,8 +3,9 @@ import FacewireRuntime
 import FacewireTransport
 import ZeroMQ
 
-/// A capture node's control connection to the collector (a ``CollectorSession``): hellos, skips and the stream's
-/// end go out on it, never waiting; a message that cannot go is counted (`control_lost`).
+/// A capture node's control connection to the collector (a ``CollectorSession``): hellos, skips, the stream's end and
+/// requests for worker threads go out on it, never waiting (a message that cannot go is counted, `control_lost`);
+/// assignments come back.
 final class CollectorLink {
     private let session: CollectorSession
     private let counters: Counters
@@ -17,6 +18,25 @@ final class CollectorLink {
     /// Sends a control message without waiting.
     func send(_ body: Envelope.OneOf_Body) {
         if !session.send(body) { counters.add("control_lost") }
+    }
+
+    /// The socket, for polling with the frame socket.
+    var socket: ZMQSocket { session.socket }
+
+    /// The assignments that arrived (without waiting), at most `limit`; anything else from the collector is counted
+    /// (`control_malformed`) and dropped.
+    func receiveAssignments(limit: Int = 1024) throws -> [Assignment] {
+        var assignments: [Assignment] = []
+        var read = 0
+        while read < limit, let reply = try session.receiveNow() {
+            read += 1
+            if case .assignment(let assignment) = reply {
+                assignments.append(assignment)
+            } else {
+                counters.add("control_malformed")
+            }
+        }
+        return assignments
     }
 
     func close() {

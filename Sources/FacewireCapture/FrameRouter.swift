@@ -3,8 +3,9 @@ import FacewireRuntime
 import ZeroMQ
 import FacewireCaptureCore
 
-/// The capture node's frame socket: a ROUTER that idle workers send ``Ready`` to and that frames go out on. It only
-/// moves bytes; which worker gets which frame is ``CaptureCore``'s decision (credits, SPEC 3.1).
+/// The capture node's frame socket: a ROUTER that worker threads attach to (``Ready``) and that frames go out on. It
+/// only moves bytes; which thread gets which frame is the collector's assignment and ``CaptureCore``'s decision
+/// (SPEC 3).
 ///
 /// Not thread-safe: it belongs to the capture thread.
 final class FrameRouter {
@@ -28,24 +29,24 @@ final class FrameRouter {
         endpoint = try socket.bind(bind)
     }
 
-    /// The Readys that arrived, waiting up to `timeoutMilliseconds` for the first or for input on `other`: each with
-    /// its connection's routing id, nil for one that does not parse, and whether `other` has input. At most `limit`
+    /// The Readys that arrived, waiting up to `timeoutMilliseconds` for the first or for input on `others`: each with
+    /// its connection's routing id, nil for one that does not parse, and which of `others` have input. At most `limit`
     /// Readys per call, so a flood cannot hold the loop.
     func receiveReadys(
-        timeoutMilliseconds: Int, wakingFor other: ZMQSocket? = nil, limit: Int = 10_000
-    ) throws -> (readys: [(identity: [UInt8], ready: Ready?)], otherHasInput: Bool) {
-        let input = try ZMQSocket.poll(other.map { [socket, $0] } ?? [socket], timeoutMilliseconds: timeoutMilliseconds)
-        let otherHasInput = input.count > 1 && input[1]
-        guard input[0] else { return ([], otherHasInput) }
-        var readys: [(identity: [UInt8], ready: Ready?)] = []
+        timeoutMilliseconds: Int, wakingFor others: [ZMQSocket] = [], limit: Int = 10_000
+    ) throws -> (readys: [(identity: [UInt8], ready: Result<Ready, ProtocolError>)], othersWithInput: [Bool]) {
+        let input = try ZMQSocket.poll([socket] + others, timeoutMilliseconds: timeoutMilliseconds)
+        let othersWithInput = Array(input.dropFirst())
+        guard input[0] else { return ([], othersWithInput) }
+        var readys: [(identity: [UInt8], ready: Result<Ready, ProtocolError>)] = []
         while readys.count < limit, let parts = try socket.receive(dontWait: true) {
             guard parts.count == 2 else {
-                readys.append(([], nil))
+                readys.append(([], .failure(ProtocolError(.malformed, "a Ready of \(parts.count - 1) parts"))))
                 continue
             }
-            readys.append((parts[0], try? Ready(part: parts[1])))
+            readys.append((parts[0], Result { try Ready(part: parts[1]) }.mapError { $0 as? ProtocolError ?? ProtocolError(.malformed, "\($0)") }))
         }
-        return (readys, otherHasInput)
+        return (readys, othersWithInput)
     }
 
     /// Sends a frame to connection `identity` without waiting.

@@ -1,18 +1,19 @@
 import FacewireVocabulary
 import FacewireProtocol
 
-/// Every decision a capture node makes, without sockets or clocks: when a frame is due, how it is numbered, which
-/// worker gets it, what is held, dropped and reported, and when the collector hears a hello or the stream's end
-/// (SPEC 3, 7.1, 8).
+/// Every decision a capture node makes, without sockets or clocks: when a frame is due, how it is numbered, how many
+/// worker threads it asks the collector for and which assigned thread gets it, what is held, dropped and reported,
+/// and when the collector hears a hello or the stream's end (SPEC 3, 7.1, 8).
 ///
 /// The shell (``CaptureNode``) reads the source and the sockets and feeds what happened in, each input with the time
-/// it happened (``Instant``): a frame read, a Ready, the end or loss of the source, or just a tick. The core answers
+/// it happened (``Instant``): a frame read, a Ready (a thread attaching), an Assignment from the collector, the end or
+/// loss of the source, or just a tick. The core answers
 /// each with an ``Output`` (the shared ``Effects``: frames to send, control messages for the collector, counters, log
 /// lines); the shell reports how each frame's send went (``transmitted(_:at:)``) before its next input. ``next(at:)``
 /// tells the shell what to do next: read a frame, wait (for a Ready or a time), or finish.
 ///
 /// Invariants (tested): every numbered sequence is sent once or reported skipped once, sequences are gap-free per
-/// epoch, and no frame goes to a connection without a live credit.
+/// epoch, and no frame goes to a connection without a live credit (an assignment for an attached thread).
 public struct CaptureCore<Payload> {
     /// The moment every input is handed (the one ``FacewireVocabulary/Instant`` of every core).
     public typealias Instant = FacewireVocabulary.Instant
@@ -56,10 +57,17 @@ public struct CaptureCore<Payload> {
         public var maxAgeMilliseconds: Int = 2000
         /// The stream's detection settings, sent in every header.
         public var detection: DetectionSettings?
-        /// `--max-workers`: connections holding a credit at once.
+        /// `--max-workers`: worker threads attached at once.
         public var maxWorkers: Int = CaptureCore.defaultMaxWorkers
-        /// A credit not renewed by a Ready for this long is not used (SPEC 3.1).
+        /// An attachment not renewed by a Ready for this long is forgotten, and an assignment not used for this long is
+        /// handed back (SPEC 3).
         public var creditLifetimeNs: UInt64 = 3_000_000_000
+        /// `--weight`: the stream's share of the workers under overload, relative to other streams (SPEC 3.3).
+        public var weight: Double = 1
+        /// Unpaced pacing: threads asked for at once at most (each takes one frame).
+        public var unpacedWindow: Int = 64
+        /// A request for threads is repeated this often while the node wants one (SPEC 3.2).
+        public var requestIntervalNs: UInt64 = 1_000_000_000
         /// Hellos go out this often (SPEC 7.1).
         public var helloIntervalNs: UInt64 = UInt64(Wire.helloIntervalMilliseconds) * 1_000_000
         /// `--stats-interval`; 0: no statistics lines.
@@ -128,7 +136,7 @@ public struct CaptureCore<Payload> {
         case control(Envelope.OneOf_Body)
     }
 
-    /// A frame for one connection.
+    /// A frame for one connection (an attached thread the collector assigned).
     public struct Transmission {
         /// The connection's routing identity.
         public var identity: [UInt8]
@@ -198,6 +206,19 @@ public struct CaptureCore<Payload> {
         var lastOffsetSeconds = 0.0
     }
 
+    /// What the node told the collector about the threads it wants (SPEC 3.2), and what it has to hand back.
+    struct Demand {
+        /// The highest `Assignment.number` received.
+        var seen: UInt64 = 0
+        /// `wanted` of the last request sent (nil: none sent yet).
+        var lastWanted: UInt32?
+        var lastRequestNs: UInt64 = 0
+        /// Assigned threads not used: no frame for them (handed back in the next request).
+        var returned: [String] = []
+        /// Assigned threads not attached here, or whose send failed.
+        var unreachable: [String] = []
+    }
+
     /// When periodic things were last done, and the refused Readys not yet logged.
     struct Housekeeping {
         var lastHelloNs: UInt64
@@ -226,13 +247,15 @@ public struct CaptureCore<Payload> {
     public private(set) var numbered = 0
     private(set) var phase = Phase.running(Unsent())
     /// Sends handed to the shell whose outcome it has not reported yet, oldest first (empty between inputs).
-    private var inFlight: [(frame: Outgoing, fallback: Fallback)] = []
+    private var inFlight: [(frame: Outgoing, fallback: Fallback, worker: String)] = []
     /// Dropped frames not yet reported.
     private var skipRun: (first: UInt64, count: UInt64, captureTimeUs: Int64)?
     private var timeline = Timeline()
     private var housekeeping: Housekeeping
     private var rateLimit: RateLimit?
     private var credits: CreditTable
+    private var attachments: Attachments
+    private var demand = Demand()
     private var statistics: CaptureStatistics
 
     public init(settings: Settings, at now: Instant) {
@@ -241,6 +264,7 @@ public struct CaptureCore<Payload> {
         housekeeping = Housekeeping(lastHelloNs: now.monotonicNs)
         rateLimit = settings.maxFPS.flatMap { $0 > 0 && $0.isFinite ? RateLimit(maxFPS: $0) : nil }
         credits = CreditTable(capacity: settings.maxWorkers, lifetimeNs: settings.creditLifetimeNs)
+        attachments = Attachments(capacity: settings.maxWorkers, lifetimeNs: settings.creditLifetimeNs)
         statistics = CaptureStatistics(now: now.monotonicNs)
     }
 
@@ -253,12 +277,11 @@ public struct CaptureCore<Payload> {
         return out
     }
 
-    /// A Ready from connection `identity`: a credit, or a counted refusal. A held or waiting frame goes out at once.
+    /// A Ready from connection `identity`: the thread it names is attached here (or refused, counted).
     public mutating func ready(_ ready: Ready, from identity: [UInt8], at now: Instant) -> Output {
         var out = Output()
-        guard ready.version == Wire.version else {
-            out.count("ready_malformed")
-            return out
+        guard ready.version == Wire.dispatchVersion else {
+            return malformedReady(ProtocolError(.unsupportedVersion, "Ready version \(ready.version)"), at: now)
         }
         guard (1...Self.maxIdentityBytes).contains(identity.count) else {
             refuse("ready_refused_identity", "a Ready with an unusable routing identity was ignored", at: now, into: &out)
@@ -269,23 +292,52 @@ public struct CaptureCore<Payload> {
             worker = String(decoding: worker.utf8.prefix(Self.maxWorkerIDBytes), as: UTF8.self)
             out.count("ready_worker_id_truncated")
         }
-        switch credits.renew(identity, worker: worker, at: now.monotonicNs) {
-        case .granted, .renewed: break
+        switch attachments.attach(worker, identity: identity, at: now.monotonicNs) {
+        case .attached: out.count("workers_attached")
+        case .renewed: break
         case .refusedFull:
             refuse(
-                "credits_refused_cap", "a worker connection was refused a credit: --max-workers \(credits.capacity) connections hold one",
+                "attachments_refused_cap", "a worker thread was refused: --max-workers \(attachments.capacity) threads are attached",
                 at: now, into: &out)
-            return out
         }
-        sendUnsent(at: now, into: &out)
-        settleEnding(at: now, into: &out)
+        syncDemand(at: now, into: &out)
         return out
     }
 
-    /// A Ready that did not parse.
-    public mutating func malformedReady(at now: Instant) -> Output {
+    /// An Assignment from the collector: the thread it names gets the frame waiting or held (or the next one read,
+    /// unpaced); one this node cannot use is handed back in the next request.
+    public mutating func assigned(_ assignment: Assignment, at now: Instant) -> Output {
         var out = Output()
-        out.count("ready_malformed")
+        out.count("assignments_received")
+        demand.seen = max(demand.seen, assignment.number)
+        let name = assignment.worker
+        if let identity = attachments.identity(of: name, at: now.monotonicNs) {
+            if wantsThreads, credits.renew(identity, worker: name, at: now.monotonicNs) == .granted {
+                sendUnsent(at: now, into: &out)
+                settleEnding(at: now, into: &out)
+            } else {
+                out.count("assignments_returned")
+                handBack(name, unreachable: false)
+            }
+        } else {
+            out.count("assignments_unattached")
+            handBack(name, unreachable: true)
+        }
+        syncDemand(at: now, into: &out)
+        return out
+    }
+
+    /// A Ready that did not parse, or whose version is not 2: a thread of another dispatch protocol is refused by name
+    /// (`ready_refused_version`, logged at most once per warning interval), anything else is `ready_malformed`.
+    public mutating func malformedReady(_ error: ProtocolError, at now: Instant) -> Output {
+        var out = Output()
+        if error.code == .unsupportedVersion {
+            refuse(
+                "ready_refused_version", "a worker thread of another dispatch protocol was refused (version 1 is credits): upgrade it",
+                at: now, into: &out)
+        } else {
+            out.count("ready_malformed")
+        }
         return out
     }
 
@@ -294,7 +346,7 @@ public struct CaptureCore<Payload> {
     public mutating func transmitted(_ outcome: SendOutcome, at now: Instant) -> Output {
         var out = Output()
         guard !inFlight.isEmpty else { return out }
-        let (frame, fallback) = inFlight.removeFirst()
+        let (frame, fallback, worker) = inFlight.removeFirst()
         switch outcome {
         case .sent:
             out.count("frames_sent")
@@ -302,9 +354,11 @@ public struct CaptureCore<Payload> {
             if case .wait(startsTimeline: true) = fallback { timeline.startNs = now.monotonicNs }  // the timeline starts now
         case .full, .gone:
             out.count(outcome == .full ? "worker_full" : "worker_gone")
+            handBack(worker, unreachable: true)
             dispatch(frame, fallback: fallback, at: now, into: &out)
         }
         settleEnding(at: now, into: &out)
+        syncDemand(at: now, into: &out)
         return out
     }
 
@@ -326,6 +380,12 @@ public struct CaptureCore<Payload> {
 
     /// The shell read a frame from the source (when ``next(at:)`` said ``Step/read``).
     public mutating func frameRead(_ frame: ReadFrame, at now: Instant) -> Output {
+        var out = take(frame, at: now)
+        syncDemand(at: now, into: &out)
+        return out
+    }
+
+    private mutating func take(_ frame: ReadFrame, at now: Instant) -> Output {
         var out = Output()
         guard case .running(var unsent) = phase else { return out }
         timeline.framesRead += 1
@@ -354,6 +414,7 @@ public struct CaptureCore<Payload> {
         var out = Output()
         guard case .running = phase else { return out }
         beginEnding(at: now, into: &out)
+        syncDemand(at: now, into: &out)
         return out
     }
 
@@ -368,6 +429,7 @@ public struct CaptureCore<Payload> {
             phase = .lost
         case .lost, .finished: break
         }
+        syncDemand(at: now, into: &out)
         return out
     }
 
@@ -388,6 +450,7 @@ public struct CaptureCore<Payload> {
         out.count("camera_reopened")
         out.log(.notice, "camera back: a new epoch begins", ["epoch": "\(epoch)"])
         hello(at: now, into: &out)
+        syncDemand(at: now, into: &out)
         return out
     }
 
@@ -404,7 +467,10 @@ public struct CaptureCore<Payload> {
             // At most every 100 ms: a scan of up to --max-workers credits.
             housekeeping.lastPruneNs = now.monotonicNs
             let expired = credits.removeExpired(at: now.monotonicNs)
-            if expired > 0 { out.count("credits_expired", UInt64(expired)) }
+            if !expired.isEmpty { out.count("credits_expired", UInt64(expired.count)) }
+            for worker in expired { handBack(worker, unreachable: false) }
+            let detached = attachments.removeExpired(at: now.monotonicNs)
+            if detached > 0 { out.count("attachments_expired", UInt64(detached)) }
         }
         switch phase {
         case .running, .ending:
@@ -424,6 +490,7 @@ public struct CaptureCore<Payload> {
             dropAtSource(frame, into: &out)
         }
         settleEnding(at: now, into: &out)
+        syncDemand(at: now, into: &out)
         return out
     }
 
@@ -437,6 +504,7 @@ public struct CaptureCore<Payload> {
         case .lost, .finished: break  // the epoch's end was sent
         }
         phase = .finished
+        syncDemand(at: now, into: &out)
         return out
     }
 
@@ -461,12 +529,14 @@ public struct CaptureCore<Payload> {
     /// Whether a frame is held for the next idle worker (the shell then looks for Readys more often).
     public var holdsFrame: Bool { unsent.held != nil }
 
-    /// Worker connections holding a live credit.
+    /// Assigned threads not used yet (live credits).
     public func waitingWorkers(at now: Instant) -> Int { credits.liveCount(at: now.monotonicNs) }
 
-    /// Worker connections holding a credit as of the last tick (expired ones go at most 100 ms late); O(1), for a
-    /// gauge.
+    /// Assigned threads not used yet, as of the last tick (expired ones go at most 100 ms late); O(1), for a gauge.
     public var creditsHeld: Int { credits.count }
+
+    /// Worker threads attached (their Ready heard within the attachment lifetime, pruned every 100 ms).
+    public var attachedWorkers: Int { attachments.count }
 
     // MARK: Decisions
 
@@ -534,7 +604,8 @@ public struct CaptureCore<Payload> {
         var frame = frame
         frame.header.sentTimeUs = now.wallUs
         let (credit, expired) = credits.take(at: now.monotonicNs)
-        if expired > 0 { out.count("credits_expired", UInt64(expired)) }  // a dead or unreachable worker
+        if !expired.isEmpty { out.count("credits_expired", UInt64(expired.count)) }  // assignments not used in time
+        for worker in expired { handBack(worker, unreachable: false) }
         guard let credit else {
             switch fallback {
             case .drop: dropAtSource(frame, into: &out)
@@ -543,7 +614,7 @@ public struct CaptureCore<Payload> {
             }
             return
         }
-        inFlight.append((frame, fallback))
+        inFlight.append((frame, fallback, credit.worker))
         out.act(.send(Transmission(identity: credit.identity, worker: credit.worker, frame: frame)))
     }
 
@@ -617,6 +688,7 @@ public struct CaptureCore<Payload> {
         hello.nextSeq = nextSeq
         hello.curvePublicKey = settings.curvePublicKey
         hello.previewEndpoint = settings.previewEndpoint
+        hello.dispatch = Wire.dispatchVersion
         out.act(.control(.hello(hello)))
         housekeeping.lastHelloNs = now.monotonicNs
     }
@@ -645,6 +717,67 @@ public struct CaptureCore<Payload> {
         guard case .ending(_, let unsent) = phase, unsent.held == nil, unsent.waiting == nil, inFlight.isEmpty else { return }
         sendEnd(into: &out)
         phase = .finished
+    }
+
+    /// Whether an assigned thread would get a frame now or soon: a frame waits or is held, or an unpaced source is
+    /// still being read.
+    private var wantsThreads: Bool {
+        switch phase {
+        case .running(let unsent): unsent.waiting != nil || unsent.held != nil || settings.pacing == .unpaced
+        case .ending(_, let unsent): unsent.waiting != nil || unsent.held != nil
+        case .lost, .finished: false
+        }
+    }
+
+    /// Threads the node wants beyond the assignments it holds: one for a waiting or held frame, the unpaced window
+    /// (one per attached thread, at most `unpacedWindow`) while an unpaced source is read; none otherwise.
+    private func wanted(at now: Instant) -> UInt32 {
+        let desired: Int
+        switch phase {
+        case .running(let unsent) where settings.pacing == .unpaced:
+            desired = unsent.waiting != nil || timeline.framesRead == 0
+                ? max(1, min(settings.unpacedWindow, attachments.count)) : min(settings.unpacedWindow, attachments.count)
+        case .running(let unsent), .ending(_, let unsent):
+            desired = unsent.waiting != nil || unsent.held != nil ? 1 : 0
+        case .lost, .finished:
+            desired = 0
+        }
+        return UInt32(clamping: max(0, desired - credits.liveCount(at: now.monotonicNs)))
+    }
+
+    /// Hands an assignment back to the collector in the next request.
+    private mutating func handBack(_ worker: String, unreachable: Bool) {
+        if unreachable { demand.unreachable.append(worker) } else { demand.returned.append(worker) }
+    }
+
+    /// Tells the collector how many threads the node wants, with what it hands back, when that changed, and every
+    /// request interval while it wants one (SPEC 3.2). An epoch that ended hands back every assignment it holds.
+    private mutating func syncDemand(at now: Instant, into out: inout Output) {
+        if !wantsThreads, credits.count > 0 {
+            for worker in credits.removeAll() { handBack(worker, unreachable: false) }
+        }
+        let wanted = wanted(at: now)
+        let due = wanted > 0 && now.monotonicNs.saturatingDistance(from: demand.lastRequestNs) >= settings.requestIntervalNs
+        guard wanted != demand.lastWanted || !demand.returned.isEmpty || !demand.unreachable.isEmpty || due else { return }
+        // At most 16 names of each list per request (the collector reads no more); the rest go in the next one.
+        let limit = 16
+        while true {
+            var request = DispatchRequest()
+            request.stream = settings.stream
+            request.epoch = epoch
+            request.wanted = wanted
+            request.assignmentsSeen = demand.seen
+            request.returned = Array(demand.returned.prefix(limit))
+            request.unreachable = Array(demand.unreachable.prefix(limit))
+            if settings.weight != 1 { request.weight = Float(settings.weight) }
+            demand.returned.removeFirst(request.returned.count)
+            demand.unreachable.removeFirst(request.unreachable.count)
+            out.act(.control(.request(request)))
+            if demand.returned.isEmpty && demand.unreachable.isEmpty { break }
+        }
+        out.count("dispatch_requests")
+        demand.lastWanted = wanted
+        demand.lastRequestNs = now.monotonicNs
     }
 
     /// Counts a refused Ready and logs it at most once per warning interval, with how many since the last line.

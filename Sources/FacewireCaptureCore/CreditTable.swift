@@ -1,23 +1,24 @@
-/// The capture node's credits (SPEC 3.1): which worker connections may be sent a frame, oldest first. Pure: every
-/// call takes the monotonic time.
+/// The capture node's credits: which worker connections may be sent a frame, oldest first. In dispatch protocol 2
+/// (SPEC 3) a credit is an assignment from the collector for an attached thread. Pure: every call takes the monotonic
+/// time.
 ///
-/// A connection holds at most one credit. A repeated Ready renews the credit's expiry and keeps its place in line; a
-/// credit not renewed for ``lifetimeNs`` belongs to a worker that died or is cut off and is never used. At most
-/// ``capacity`` connections hold a credit at once (`--max-workers`): a Ready from one more is refused.
+/// A connection holds at most one credit: a second assignment for it is handed back. A credit not used within
+/// ``lifetimeNs`` is handed back too (its thread is idle at the collector's books). At most ``capacity`` connections
+/// hold a credit at once.
 struct CreditTable {
     /// One connection's credit.
     struct Credit {
-        /// When its worker last said Ready (monotonic ns).
+        /// When it was granted (monotonic ns).
         var renewedNs: UInt64
         /// The worker id it gave, bounded, for logs.
         var worker: String
     }
 
-    /// What a Ready did to the table.
+    /// What an assignment did to the table.
     enum Renewal: Equatable {
         /// A new credit, last in line.
         case granted
-        /// The connection already held one: its expiry starts again, its place in line stays.
+        /// The connection already held one, which is unchanged (the assignment is handed back).
         case renewed
         /// The table holds ``capacity`` credits already.
         case refusedFull
@@ -42,43 +43,99 @@ struct CreditTable {
         now < renewedNs || now - renewedNs <= lifetimeNs
     }
 
-    /// Records a Ready from `identity` at `now`.
+    /// Grants `identity` a credit at `now` (an assignment of its thread); one it holds already is left as it is.
     mutating func renew(_ identity: [UInt8], worker: String, at now: UInt64) -> Renewal {
-        if credits[identity] != nil {
-            credits[identity]?.renewedNs = now
-            return .renewed
-        }
+        if credits[identity] != nil { return .renewed }
         guard line.count < capacity else { return .refusedFull }
         credits[identity] = Credit(renewedNs: now, worker: worker)
         line.append(identity)
         return .granted
     }
 
-    /// Takes the oldest live credit, if any. Expired credits passed over on the way are removed and counted in
-    /// `expired`.
-    mutating func take(at now: UInt64) -> (credit: (identity: [UInt8], worker: String)?, expired: Int) {
-        var expired = 0
+    /// Takes the oldest live credit, if any. Expired credits passed over on the way are removed; their workers are
+    /// returned in `expired`.
+    mutating func take(at now: UInt64) -> (credit: (identity: [UInt8], worker: String)?, expired: [String]) {
+        var expired: [String] = []
         while !line.isEmpty {
             let identity = line.removeFirst()
             guard let credit = credits.removeValue(forKey: identity) else { continue }
             if isLive(credit.renewedNs, at: now) { return ((identity, credit.worker), expired) }
-            expired += 1
+            expired.append(credit.worker)
         }
         return (nil, expired)
     }
 
-    /// Removes every expired credit; returns how many.
-    mutating func removeExpired(at now: UInt64) -> Int {
+    /// Removes every expired credit; returns their workers.
+    mutating func removeExpired(at now: UInt64) -> [String] {
         let expired = line.filter { identity in credits[identity].map { !isLive($0.renewedNs, at: now) } ?? true }
-        guard !expired.isEmpty else { return 0 }
-        for identity in expired { credits[identity] = nil }
+        guard !expired.isEmpty else { return [] }
+        let workers = expired.compactMap { credits.removeValue(forKey: $0)?.worker }
         let remaining = credits
         line.removeAll { remaining[$0] == nil }
-        return expired.count
+        return workers
+    }
+
+    /// Removes every credit; returns their workers.
+    mutating func removeAll() -> [String] {
+        let workers = line.compactMap { credits[$0]?.worker }
+        line = []
+        credits = [:]
+        return workers
     }
 
     /// Credits still good at `now`.
     func liveCount(at now: UInt64) -> Int {
         line.reduce(0) { $0 + (credits[$1].map { isLive($0.renewedNs, at: now) } == true ? 1 : 0) }
+    }
+}
+
+/// Worker threads attached to this capture node (dispatch protocol 2, SPEC 3): each thread's name, as its Ready gave
+/// it, and the connection a frame for it goes on. A Ready attaches or renews; an attachment not renewed for
+/// ``lifetimeNs`` is forgotten. At most ``capacity`` threads are attached at once (`--max-workers`).
+struct Attachments {
+    struct Entry {
+        var identity: [UInt8]
+        var renewedNs: UInt64
+    }
+
+    enum Attachment: Equatable {
+        case attached
+        case renewed
+        case refusedFull
+    }
+
+    let capacity: Int
+    let lifetimeNs: UInt64
+    private(set) var entries: [String: Entry] = [:]
+
+    init(capacity: Int, lifetimeNs: UInt64) {
+        self.capacity = max(1, capacity)
+        self.lifetimeNs = lifetimeNs
+    }
+
+    var count: Int { entries.count }
+
+    /// Records a Ready from thread `name` on connection `identity` (a thread that reconnected moves to its new one).
+    mutating func attach(_ name: String, identity: [UInt8], at now: UInt64) -> Attachment {
+        if entries[name] != nil {
+            entries[name] = Entry(identity: identity, renewedNs: now)
+            return .renewed
+        }
+        guard entries.count < capacity else { return .refusedFull }
+        entries[name] = Entry(identity: identity, renewedNs: now)
+        return .attached
+    }
+
+    /// The connection of thread `name`, if it is attached and its attachment is live.
+    func identity(of name: String, at now: UInt64) -> [UInt8]? {
+        guard let entry = entries[name], now < entry.renewedNs || now - entry.renewedNs <= lifetimeNs else { return nil }
+        return entry.identity
+    }
+
+    /// Forgets attachments not renewed within the lifetime; returns how many.
+    mutating func removeExpired(at now: UInt64) -> Int {
+        let before = entries.count
+        entries = entries.filter { now < $0.value.renewedNs || now - $0.value.renewedNs <= lifetimeNs }
+        return before - entries.count
     }
 }

@@ -4,11 +4,16 @@ import FacewireVocabulary
 import FacewireCaptureCore
 
 /// Structure-aware fuzzing of ``CaptureCore``: arbitrary bytes become a configuration and a sequence of valid inputs
-/// with arbitrary field values (Readys from any identity with any version and worker id, frames with any capture and
-/// presentation time, clocks that jump, sends that fail, a camera lost and back, the source ending), and the core's
-/// promises are checked with preconditions, so that a fuzzer reports a broken one as a crash:
+/// with arbitrary field values (Readys from any identity with any version and worker id, assignments for any thread
+/// with any number, frames with any capture and presentation time, clocks that jump, sends that fail, a camera lost
+/// and back, the source ending), and the core's promises are checked with preconditions, so that a fuzzer reports a
+/// broken one as a crash:
 ///
-/// * no frame goes to a connection without a live credit (a model of the credits, kept beside the core);
+/// * no frame goes to a connection without a live credit: an assignment, received within 3 s, for a thread attached
+///   on that connection, each used by one send at most (a model of attachments and assignments, kept beside the core;
+///   it ignores hand-backs, whose names do not say which connection's credit went, so it is looser there);
+/// * every assignment is used by one send or handed back to the collector once (`returned` or `unreachable`);
+/// * no request wants more than 64 threads;
 /// * every sequence of every epoch is sent or reported skipped exactly once, 0 up to the epoch's `StreamEnd`, which
 ///   comes once per epoch;
 /// * the credits held never exceed `--max-workers`.
@@ -39,9 +44,13 @@ public enum CaptureCoreDriver {
         mutating func word() -> UInt64 { (0..<8).reduce(0) { value, _ in value << 8 | UInt64(byte()) } }
     }
 
-    /// The credits the core may use, as the protocol defines them: identity → when it last said Ready.
+    /// The credits the core may use, as the protocol defines them: a thread's connection (its last Ready within 3 s)
+    /// → when assignments for it came, oldest first.
     private final class Model {
-        var credits: [[UInt8]: UInt64] = [:]
+        var attached: [String: (identity: [UInt8], at: UInt64)] = [:]
+        var credits: [[UInt8]: [UInt64]] = [:]
+        var assignments = 0
+        var sends = 0
         var nowNs: UInt64 = 0
         var failures: [[UInt8]: Core.SendOutcome] = [:]
         var sent: [UInt64: Set<UInt64>] = [:]
@@ -76,10 +85,14 @@ public enum CaptureCoreDriver {
         func transmit(_ transmission: Core.Transmission) -> Core.SendOutcome {
             let identity = transmission.identity
             let frame = transmission.frame
-            let renewed = model.credits.removeValue(forKey: identity)
-            precondition(renewed.map { model.nowNs < $0 || model.nowNs - $0 <= 3_000_000_000 } == true,
-                         "seq \(frame.header.seq) sent to a connection without a live credit")
-            if let failure = model.failures[identity] { return failure }
+            let live = (model.credits[identity] ?? []).filter { model.nowNs < $0 || model.nowNs - $0 <= 3_000_000_000 }
+            precondition(!live.isEmpty, "seq \(frame.header.seq) sent to a connection without a live credit")
+            model.credits[identity] = Array(live.dropFirst())
+            model.sends += 1
+            if let failure = model.failures[identity] {
+                model.sends -= 1  // a failed send hands the thread back as unreachable
+                return failure
+            }
             precondition(model.sent[frame.header.epoch, default: []].insert(frame.header.seq).inserted,
                          "seq \(frame.header.seq) of epoch \(frame.header.epoch) sent twice")
             return .sent
@@ -97,7 +110,18 @@ public enum CaptureCoreDriver {
         var payload = 0
         for _ in 0..<maxSteps where !reader.isAtEnd {
             model.nowNs = nowNs
-            switch reader.byte() % 12 {
+            switch reader.byte() % 16 {
+            case 12, 13, 14, 15:
+                // An assignment for one of the names Readys use (or one never attached), with any number.
+                let pick = reader.byte()
+                var assignment = Assignment()
+                assignment.worker = pick & 0xE0 != 0 ? "w\(pick % 12)" : "unknown"
+                assignment.number = reader.byte() == 0xFF ? reader.word() : UInt64(pick)
+                model.assignments += 1
+                if let attached = model.attached[assignment.worker], nowNs < attached.at || nowNs - attached.at <= 3_000_000_000 {
+                    model.credits[attached.identity, default: []].append(nowNs)
+                }
+                perform(core.assigned(assignment, at: now))
             case 0, 1, 2:
                 let pick = reader.byte()
                 let identity: [UInt8] = switch pick % 16 {
@@ -105,16 +129,17 @@ public enum CaptureCoreDriver {
                 case 1: [UInt8](repeating: pick, count: 256 + Int(reader.byte()))
                 default: [pick % 12]
                 }
-                var ready = Ready(worker: String(repeating: "w", count: Int(reader.byte()) * 40))
+                let length = Int(reader.byte())
+                var ready = Ready(worker: length < 200 ? "w\(length % 12)" : String(repeating: "w", count: length * 40))
                 if reader.byte() == 0xFF { ready.version = UInt32(truncatingIfNeeded: reader.word()) }
-                let valid = ready.version == Wire.version && (1...255).contains(identity.count)
-                let refused = counters.value("credits_refused_cap")
-                let previous = model.credits[identity]
-                if valid { model.credits[identity] = nowNs }
+                let valid = ready.version == Wire.dispatchVersion && (1...255).contains(identity.count)
+                let refused = counters.value("attachments_refused_cap")
                 perform(core.ready(ready, from: identity, at: now))
-                if counters.value("credits_refused_cap") > refused { model.credits[identity] = previous }
+                if valid, counters.value("attachments_refused_cap") == refused, ready.worker.utf8.count <= 256 {
+                    model.attached[ready.worker] = (identity, nowNs)
+                }
             case 3:
-                perform(core.malformedReady(at: now))
+                perform(core.malformedReady(ProtocolError(reader.byte() & 1 == 0 ? .malformed : .unsupportedVersion, "fuzz"), at: now))
             case 4, 5, 6:
                 guard core.next(at: now) == .read, !lost else { continue }
                 let kind = reader.byte()
@@ -150,6 +175,16 @@ public enum CaptureCoreDriver {
         model.nowNs = nowNs
         perform(core.stop(at: now))
         precondition(core.next(at: now) == .finished, "not finished after stop")
+
+        // Every assignment: used by one send, or handed back once; no request wants more than the window.
+        var handedBack = 0
+        for case .control(.request(let request)) in outputs.flatMap(\.actions) {
+            precondition(request.wanted <= 64, "a request wants \(request.wanted) threads")
+            precondition(request.returned.count <= 16 && request.unreachable.count <= 16, "a request lists too many threads")
+            handedBack += request.returned.count + request.unreachable.count
+        }
+        precondition(model.assignments == model.sends + handedBack,
+                     "\(model.assignments) assignments, \(model.sends) sends and \(handedBack) handed back")
 
         // Every sequence of every epoch: sent or skipped exactly once, 0 up to its StreamEnd.
         var covered = model.sent.mapValues { Array($0) }

@@ -11,6 +11,7 @@ public enum HostileMessages {
         case 0, 1: return Envelope(.result(result(&input, wallNow: wallNow)))
         case 2:
             var hello = Hello()
+            hello.dispatch = Wire.dispatchVersion
             hello.role = NodeRole(rawValue: input.below(5)) ?? .capture
             hello.nodeID = input.text()
             hello.stream = input.streamID()

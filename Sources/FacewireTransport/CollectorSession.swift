@@ -17,8 +17,8 @@ public final class CollectorSession {
     public enum Purpose: Sendable {
         /// Hellos out, Welcomes in (worker, view, tail): nothing kept at close.
         case discovery
-        /// A capture node's hellos, skips and stream ends: up to 100,000 queued while the collector is away, and up
-        /// to 5 s at close for the last of them (a stream's end) to go out.
+        /// A capture node's hellos, skips, stream ends and dispatch requests: up to 100,000 queued while the collector
+        /// is away, and up to 5 s at close for the last of them (a stream's end) to go out. Assignments come back.
         case captureControl
         /// A worker thread's results: up to 10,000 queued, and up to 2 s at close so that the answers to the frames
         /// in hand go out when a worker stops.
@@ -27,13 +27,15 @@ public final class CollectorSession {
         case request
 
         /// Messages from the collector queued unread at most (`ZMQ_RCVHWM`). A collector answers a hello with one
-        /// Welcome (and pushes one when the capture nodes change), so 16 is ample where they are read. Capture control
-        /// and results sessions never read: a collector sends them nothing, and a hostile peer that does fills one
-        /// slot, after which libzmq stops reading the connection. (0 would mean unbounded.)
+        /// Welcome (and pushes one when the capture nodes change), so 16 is ample where they are read. A capture node
+        /// reads assignments, at most 64 outstanding (`DispatchRequest.wanted`): 256. Results sessions never read: a
+        /// collector sends them nothing, and a hostile peer that does fills one slot, after which libzmq stops reading
+        /// the connection. (0 would mean unbounded.)
         public var receiveQueue: Int32 {
             switch self {
             case .discovery, .request: 16
-            case .captureControl, .results: 1
+            case .captureControl: 256
+            case .results: 1
             }
         }
     }
@@ -42,6 +44,8 @@ public final class CollectorSession {
     public enum Reply: Sendable {
         case welcome(Welcome)
         case resetReply(ResetReply)
+        /// Dispatch protocol 2: a thread for the capture node's next frame.
+        case assignment(Assignment)
         /// Anything else: not one part, not an envelope, or not a reply a node expects (count it as
         /// `control_malformed`).
         case malformed
@@ -92,6 +96,7 @@ public final class CollectorSession {
         var hello = Hello()
         hello.role = role
         hello.nodeID = nodeID
+        if role == .capture || role == .worker { hello.dispatch = Wire.dispatchVersion }
         return hello
     }
 
@@ -140,6 +145,7 @@ public final class CollectorSession {
         switch envelope.body {
         case .welcome(let welcome): return .welcome(welcome)
         case .resetReply(let reply): return .resetReply(reply)
+        case .assignment(let assignment): return .assignment(assignment)
         default: return .malformed
         }
     }

@@ -13,9 +13,10 @@ import FacewireVocabulary
 /// to the collector.
 ///
 /// Each detection thread owns one DEALER per capture node, one DEALER to the collector and its own detector.
-/// A thread asks a capture node for a frame (``Ready``) only when it is idle, so frames go to idle threads and
-/// never wait behind another frame. A control
-/// thread says hello to the collector and learns capture endpoints from its answers.
+/// It attaches to every capture node (``Ready``) and tells the collector when it is idle (``Idle``); the collector
+/// assigns it to a capture node with a frame waiting, which sends it that frame (dispatch protocol 2, SPEC 3). So a
+/// thread holds at most one frame, and frames never wait behind another frame at a worker. A control thread says
+/// hello to the collector and learns capture endpoints from its answers.
 public final class WorkerNode: @unchecked Sendable {
     public let configuration: WorkerConfiguration
     public let counters = Counters()
@@ -169,14 +170,26 @@ public final class WorkerNode: @unchecked Sendable {
         let results = try CollectorSession(
             context: context, collector: configuration.collector, security: configuration.security, purpose: .results)
         let ready: [UInt8] = try Ready(worker: workerID).serializedBytes()
-        /// One DEALER per capture node: each gets this thread's credit, so a frame only comes when the thread is idle.
+        /// Frames received since the thread started (each Idle says how many: SPEC 3.2).
+        var framesReceived: UInt64 = 0
+        var lastIdle: UInt64 = 0
+        func sayIdle() {
+            var idle = Idle()
+            idle.worker = workerID
+            idle.framesReceived = framesReceived
+            if !results.send(.idle(idle)) { counters.add("idle_lost") }
+            lastIdle = Clock.monotonicNanoseconds()
+        }
+        /// One DEALER per capture node: the thread attaches to each (Ready), and gets a frame from the one the collector
+        /// assigned it to.
         var captures: [(entry: CaptureDirectory.Entry, socket: ZMQSocket, lastReady: UInt64)] = []
         defer {
             captures.forEach { $0.socket.close() }
             results.close()
         }
         var generation: UInt64?
-        // A capture node that restarted has forgotten our credit: idle threads say Ready again this often.
+        // A capture node that restarted has forgotten the attachment, and the collector forgets a thread it has not heard
+        // from for 3 s: an idle thread says Ready and Idle again this often.
         let refresh: UInt64 = 1_000_000_000
 
         while !stop.isStopped {
@@ -188,6 +201,7 @@ public final class WorkerNode: @unchecked Sendable {
                 _ = try? captures[index].socket.send([ready], dontWait: true)
                 captures[index].lastReady = now
             }
+            if !captures.isEmpty, now &- lastIdle >= refresh { sayIdle() }
             guard !captures.isEmpty else {
                 stop.sleep(seconds: 0.1)
                 continue
@@ -201,12 +215,10 @@ public final class WorkerNode: @unchecked Sendable {
             }
             for (index, isReadable) in readable.enumerated() where isReadable {
                 guard let received = try captures[index].socket.receive(dontWait: true) else { continue }
+                framesReceived &+= 1
                 try handle(received, analyzer: analyzer, workerID: workerID, results: results)
-                // Idle again: ask this capture node for the next frame (unless stopping: no new work then).
-                if !stop.isStopped {
-                    _ = try? captures[index].socket.send([ready], dontWait: true)
-                    captures[index].lastReady = Clock.monotonicNanoseconds()
-                }
+                // Idle again, after the result (unless stopping: no new work then).
+                if !stop.isStopped { sayIdle() }
             }
         }
         // Stopping (SIGTERM): a frame a capture node already sent against this thread's credit is still analysed and

@@ -19,7 +19,7 @@ struct CaptureCoreDriverTests {
             total.skipped += summary.skipped
             total.epochs = max(total.epochs, summary.epochs)
         }
-        #expect(total.sent > 50, "frames sent over all runs: \(total.sent)")
+        #expect(total.sent > 30, "frames sent over all runs (each needs an assignment for an attached thread): \(total.sent)")
         #expect(total.skipped > 20, "frames skipped over all runs: \(total.skipped)")
         #expect(total.epochs > 1, "a camera came back in some run")
     }

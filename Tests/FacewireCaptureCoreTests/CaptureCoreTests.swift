@@ -182,9 +182,9 @@ struct CaptureCoreHeldFrameTests {
     }
 }
 
-@Suite("CaptureCore: credits")
+@Suite("CaptureCore: threads and assignments")
 struct CaptureCoreCreditTests {
-    @Test("oldest credit first; a repeated Ready renews the expiry and keeps its place in line")
+    @Test("threads go in the order they became idle; a repeated Idle keeps its place; a lapsed attachment is handed back")
     func renewalKeepsPlace() {
         var rig = CaptureRig(.live)
         rig.ready("a")
@@ -192,29 +192,33 @@ struct CaptureCoreCreditTests {
         rig.ready("b")
         rig.advance(ms: 2500)
         rig.ready("a")  // renewed, still first in line
-        rig.advance(ms: 2000)  // b's credit is 4.5 s old: expired; a's 2 s: live
+        rig.advance(ms: 2000)  // b last attached 4.5 s ago: its attachment lapsed; a's is 2 s old
         rig.read(0)
         rig.read(1)
         #expect(rig.sent == ["0→a"])
         #expect(rig.core.holdsFrame)
-        #expect(rig.counters.value("credits_expired") == 1)
+        #expect(rig.counters.value("assignments_unattached") == 1, "b was assigned, and handed back as unreachable")
+        #expect(rig.requests.contains { $0.unreachable == ["b"] })
     }
 
-    @Test("a credit not renewed for 3 s is not used, and expired credits are removed on a tick")
+    @Test("a thread silent for 3 s is forgotten: the broker drops it and the node's attachment lapses")
     func expiry() {
         var rig = CaptureRig(.live)
         rig.ready("a")
         rig.advance(ms: 3000)
-        #expect(rig.core.waitingWorkers(at: rig.now) == 1, "3 s exactly: still live")
-        rig.advance(ms: 1)
-        #expect(rig.core.waitingWorkers(at: rig.now) == 0)
         rig.tick()
-        #expect(rig.counters.value("credits_expired") == 1)
+        #expect(rig.core.attachedWorkers == 1, "3 s exactly: still attached")
+        rig.advance(ms: 100)
+        rig.tick()
+        #expect(rig.core.attachedWorkers == 0)
+        #expect(rig.counters.value("attachments_expired") == 1)
+        #expect(rig.counters.value("dispatch_threads_expired") == 1)
         rig.read(0)
         #expect(rig.sent.isEmpty)
+        #expect(rig.requests.last?.wanted == 1, "the node asks for a thread")
     }
 
-    @Test("a failed send consumes the credit and the next one is tried")
+    @Test("a failed send hands the thread back as unreachable and the next assigned thread is tried")
     func failedSends() {
         var rig = CaptureRig(.live)
         rig.link.failures = ["a": .gone, "b": .full]
@@ -225,19 +229,20 @@ struct CaptureCoreCreditTests {
         #expect(rig.sent == ["0→c"])
         #expect(rig.counters.value("worker_gone") == 1 && rig.counters.value("worker_full") == 1)
         #expect(rig.counters.value("frames_sent") == 1)
+        #expect(rig.counters.value("dispatch_assignments_unreachable") == 2)
     }
 
-    @Test("--max-workers: a Ready beyond the cap is refused, counted, and logged once per interval")
+    @Test("--max-workers: a thread attaching beyond the cap is refused, counted, and logged once per interval")
     func cap() {
         var rig = CaptureRig(.live) { $0.maxWorkers = 2 }
         rig.ready("a")
         rig.ready("b")
         rig.ready("c")
         rig.ready("d")
-        #expect(rig.counters.value("credits_refused_cap") == 2)
+        #expect(rig.counters.value("attachments_refused_cap") == 2)
         #expect(rig.warnings.count == 1)
         rig.ready("a")  // a renewal is not refused
-        #expect(rig.counters.value("credits_refused_cap") == 2)
+        #expect(rig.counters.value("attachments_refused_cap") == 2)
         rig.advance(ms: 5000)
         rig.ready("e")
         #expect(rig.warnings.count == 2)
@@ -248,21 +253,76 @@ struct CaptureCoreCreditTests {
         #expect(rig.sent == ["0→a", "1→b"])
     }
 
-    @Test("Ready values are bounded: version, routing identity, worker id of any length")
+    @Test("an assignment the node cannot use is handed back: no frame waiting, or a thread that already holds one")
+    func handBack() {
+        var rig = CaptureRig(.live)
+        rig.attach("a")
+        rig.assign("a")
+        #expect(rig.counters.value("assignments_returned") == 1, "nothing to send")
+        #expect(rig.requests.last?.returned == ["a"])
+        #expect(rig.requests.last?.wanted == 0)
+        rig.assign("nobody")
+        #expect(rig.requests.last?.unreachable == ["nobody"])
+        rig.read(0)
+        #expect(rig.requests.last?.wanted == 1)
+        rig.assign("a")
+        #expect(rig.sent == ["0→a"])
+        #expect(rig.requests.last?.wanted == 0)
+        #expect(rig.requests.last?.assignmentsSeen == 3)
+    }
+
+    @Test("while a frame waits, the request is repeated every second (a lost request or a restarted collector)")
+    func requestRepeats() {
+        var rig = CaptureRig(.live)
+        rig.read(0)
+        let first = rig.requests.count
+        rig.advance(ms: 500)
+        rig.tick()
+        #expect(rig.requests.count == first)
+        rig.advance(ms: 500)
+        rig.tick()
+        #expect(rig.requests.count == first + 1)
+        #expect(rig.requests.last?.wanted == 1)
+    }
+
+    @Test("unpaced: the node asks for one thread per attached thread, up to its window, and reads one frame per assignment")
+    func unpacedWindow() {
+        var rig = CaptureRig(.unpaced) { $0.unpacedWindow = 3 }
+        for name in ["a", "b", "c", "d", "e"] { rig.attach(name) }
+        #expect(rig.requests.last?.wanted == 3)
+        for name in ["a", "b", "c", "d", "e"] { rig.idle(name) }
+        #expect(rig.core.waitingWorkers(at: rig.now) == 3)
+        // Each frame sent frees a place in the window: the next idle thread is asked for, until none is idle.
+        for payload in 0..<10 where rig.next == .read { rig.read(payload) }
+        #expect(rig.sent == ["0→a", "1→b", "2→c", "3→d", "4→e"])
+        #expect(rig.next == .wait(untilNs: nil))
+        #expect(rig.requests.allSatisfy { $0.wanted <= 3 })
+    }
+
+    @Test("Ready values are bounded: version (dispatch protocol 1 refused by name), routing identity, worker id of any length")
     func readyBounds() {
         var rig = CaptureRig(.live)
-        var wrongVersion = Ready(worker: "w")
-        wrongVersion.version = 2
-        rig.perform(rig.core.ready(wrongVersion, from: Array("x".utf8), at: rig.now))
+        var credit = Ready(worker: "w")
+        credit.version = 1
+        rig.perform(rig.core.ready(credit, from: Array("x".utf8), at: rig.now))
         rig.perform(rig.core.ready(Ready(worker: "w"), from: [], at: rig.now))
         rig.perform(rig.core.ready(Ready(worker: "w"), from: Array(repeating: 7, count: 256), at: rig.now))
-        rig.perform(rig.core.malformedReady(at: rig.now))
-        #expect(rig.counters.value("ready_malformed") == 2)
+        rig.perform(rig.core.malformedReady(ProtocolError(.malformed, "test"), at: rig.now))
+        rig.perform(rig.core.malformedReady(ProtocolError(.unsupportedVersion, "test"), at: rig.now))
+        #expect(rig.counters.value("ready_malformed") == 1)
+        #expect(rig.counters.value("ready_refused_version") == 2)
+        #expect(rig.warnings.contains { $0.contains("dispatch protocol") })
         #expect(rig.counters.value("ready_refused_identity") == 2)
-        #expect(rig.core.waitingWorkers(at: rig.now) == 0)
-        rig.ready("a", worker: String(repeating: "é", count: 100_000))
+        #expect(rig.core.attachedWorkers == 0)
+        let long = String(repeating: "é", count: 100_000)
+        rig.attach("a", worker: long)
         #expect(rig.counters.value("ready_worker_id_truncated") == 1)
         rig.read(0)
+        // A node knows the thread by its name cut to 256 bytes; the collector never assigns a longer one.
+        rig.assign(long)
+        #expect(rig.sent == [])
+        #expect(rig.counters.value("assignments_unattached") == 1)
+        rig.assign(String(decoding: long.utf8.prefix(CaptureRig.Core.maxWorkerIDBytes), as: UTF8.self))
         #expect(rig.sent == ["0→a"])
         #expect(rig.link.sent[0].worker.utf8.count <= CaptureRig.Core.maxWorkerIDBytes)
     }

@@ -69,8 +69,11 @@ struct CaptureCommand: AsyncParsableCommand {
     @Option(help: "Workers drop live frames older than this many ms instead of analysing them (0: never).")
     var maxAge: Int = 2000
 
-    @Option(help: "Worker connections (detection threads) that may hold a credit at once; a Ready from one more is refused (counted as credits_refused_cap).")
+    @Option(help: "Worker threads that may attach at once; a Ready from one more is refused (counted as attachments_refused_cap).")
     var maxWorkers: Int = CaptureConfiguration.defaultMaxWorkers
+
+    @Option(help: "This stream's share of the workers under overload, relative to other streams (1/64...64; default 1: equal shares). --max-fps caps a stream's rate instead.")
+    var weight: Double = 1
 
     @Option(help: "Live view: at most this many of the frames handed to workers per second go out on the preview socket, and only while a view (--role view) is subscribed; 0: no preview socket.")
     var previewFps: Double = CaptureConfiguration.defaultPreviewFPS
@@ -131,6 +134,8 @@ struct CaptureCommand: AsyncParsableCommand {
         )
         configuration.camera = V4L2Camera.Settings(size: size.flatMap(Self.parseSize), fps: cameraFps, jpegQuality: jpegQuality)
         configuration.maxFPS = maxFps
+        guard weight.isFinite, (1.0 / 64...64).contains(weight) else { throw ValidationError("--weight must be in 1/64...64, not \(weight)") }
+        configuration.weight = weight
         configuration.orientation = orientation.map { Orientation(rawValue: $0) }
         configuration.statisticsIntervalSeconds = statsInterval
         configuration.maxWorkers = maxWorkers
