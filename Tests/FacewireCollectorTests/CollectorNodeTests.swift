@@ -106,6 +106,7 @@ final class CollectorHarness: @unchecked Sendable {
 
     static func hello(stream: String, epoch: UInt64) -> Envelope.OneOf_Body {
         var hello = Hello()
+        hello.dispatch = Wire.dispatchVersion
         hello.role = .capture
         hello.nodeID = "test-capture"
         hello.stream = stream

@@ -27,6 +27,7 @@ extension IntegrationTests {
 
         static func hello(_ stream: String, role: NodeRole = .capture, node: String, epoch: UInt64 = 1) -> Envelope.OneOf_Body {
             var hello = Hello()
+            hello.dispatch = Wire.dispatchVersion
             hello.role = role
             hello.stream = stream
             hello.epoch = epoch

@@ -81,39 +81,41 @@ extension IntegrationTests {
             #expect(dropped.isEmpty, "dropped: \(dropped.map { "\($0.seq) \($0.reason ?? "")" })\n\(leaving.tail(.stderr))")
         }
 
-        /// The protocol's own heartbeat: idle workers repeat Ready every second, so a credit not renewed for 3 s
-        /// belongs to a worker that is gone. Here the test is a worker that says Ready once after its first frame
-        /// and then falls silent; the capture node (one frame every 4 s) must not send it the second frame.
-        @Test("a credit not renewed for 3 s is not used: no frame goes to a silent worker", .timeLimit(.minutes(15)))
-        func silentWorkerCreditExpires() async throws {
+        /// The protocol's own heartbeat: an idle thread says Idle every second, and the collector forgets one it has
+        /// not heard from for 3 s. Here a thread played by hand says Idle until its first frame and then falls silent
+        /// (hung); the capture node (one frame every 4 s) must not send it the second frame, which is dropped at the
+        /// source (`no-worker`), reported.
+        @Test("a thread that falls silent is not assigned again: no frame goes to it", .timeLimit(.minutes(15)))
+        func silentThreadIsNotAssigned() async throws {
             let cluster = try TestCluster("credit")
             defer { cluster.cleanup() }
             let frames = cluster.directory.appendingPathComponent("frames")
             try SyntheticFrames.writeFolder(frames, count: 2, width: 160, height: 120)
-            let ports = try freeLoopbackPorts(1)
+            let ports = try freeLoopbackPorts(3)
+            let endpoint = "tcp://127.0.0.1:\(ports[0])"
+            let control = "tcp://127.0.0.1:\(ports[1])"
+            _ = try await cluster.startCollector(control: control, publish: "tcp://127.0.0.1:\(ports[2])")
+            let context = ZMQContext()
+            let thread = try HandThread("silent", context: context, capture: endpoint, collector: control)
+            defer { thread.close() }
             let capture = try cluster.facewire("capture", [
-                "--role", "capture", "--source", frames.path, "--stream", "credit", "--bind", "tcp://127.0.0.1:\(ports[0])",
+                "--role", "capture", "--source", frames.path, "--stream", "credit", "--bind", endpoint, "--collector", control,
                 "--fps", "0.25", "--frames", "2",
             ])
             try await capture.waitForLine(containing: "capture publishing")
-            let context = ZMQContext()
-            let dealer = try ZMQSocket(context: context, kind: .dealer)
-            defer { dealer.close() }
-            try dealer.connect("tcp://127.0.0.1:\(ports[0])")
-            let ready: [UInt8] = try Ready(worker: "silent").serializedBytes()
-            _ = try dealer.send([ready])
             var received = 0
             let deadline = Date().addingTimeInterval(30)
             while capture.isRunning, Date() < deadline {
-                if try dealer.waitForInput(timeoutMilliseconds: 200), try dealer.receive(dontWait: true) != nil {
-                    received += 1
-                    _ = try dealer.send([ready])  // one more credit, then silence
+                received += try thread.receive(within: 200)
+                if received == 0 {
+                    try thread.attach()
+                    try thread.idle()
                 }
             }
             #expect(try await capture.waitForExit() == 0)
-            #expect(received == 1, "the silent worker got \(received) frames")
+            #expect(received == 1, "the silent thread got \(received) frames")
             let finished = try #require(capture.lines(.stderr).first { $0.contains("capture finished") })
-            #expect(finished.contains("credits_expired=1"), "\(finished)")
+            #expect(finished.contains("frames_dropped_no-worker=1"), "\(finished)")
         }
 
         /// The collector is killed (SIGKILL) mid-stream and started again on the same addresses. The capture node, the

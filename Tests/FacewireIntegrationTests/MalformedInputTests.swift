@@ -169,6 +169,7 @@ extension IntegrationTests {
             defer { asker.close() }
             try asker.connect(control)
             var hello = Hello()
+            hello.dispatch = Wire.dispatchVersion
             hello.role = .tail
             _ = try asker.send([try Envelope(.hello(hello)).serializedBytes()])
             #expect(try asker.waitForInput(timeoutMilliseconds: 5000), "no Welcome after the corpus")

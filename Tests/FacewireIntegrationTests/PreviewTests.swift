@@ -30,6 +30,7 @@ extension IntegrationTests {
             try dealer.setMaxMessageSize(Wire.maxControlMessageBytes)
             try dealer.connect(control)
             var hello = Hello()
+            hello.dispatch = Wire.dispatchVersion
             hello.role = .view
             hello.nodeID = "preview-test"
             let clock = ContinuousClock()

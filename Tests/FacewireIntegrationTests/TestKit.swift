@@ -1,3 +1,5 @@
+import FacewireProtocol
+import ZeroMQ
 import FacewireImage
 import FacewireRuntime
 import Foundation
@@ -452,5 +454,55 @@ func dispatchedFrames(inCaptureLog lines: [String]) -> [(seq: Int, worker: Strin
         }
         guard let seq, let worker else { return nil }
         return (seq, worker)
+    }
+}
+
+/// A worker thread played by hand over real sockets (dispatch protocol 2, SPEC 3): a DEALER attached to one capture
+/// node (``attach()`` sends its Ready) and one to the collector (``idle()`` says it is idle). Tests use it for threads a
+/// real worker would never be: silent ones, ones with hostile ids, black holes.
+final class HandThread {
+    let name: String
+    let capture: ZMQSocket
+    let collector: ZMQSocket
+    /// Frames received so far (what its Idle says).
+    private(set) var framesReceived: UInt64 = 0
+
+    init(_ name: String, context: ZMQContext, capture endpoint: String, collector control: String) throws {
+        self.name = name
+        capture = try ZMQSocket(context: context, kind: .dealer)
+        collector = try ZMQSocket(context: context, kind: .dealer)
+        for socket in [capture, collector] { try socket.setLinger(milliseconds: 0) }
+        try capture.connect(endpoint)
+        try collector.connect(control)
+    }
+
+    /// Sends its Ready (attach) to the capture node.
+    func attach(version: UInt32 = Wire.dispatchVersion) throws {
+        var ready = Ready(worker: name)
+        ready.version = version
+        _ = try capture.send([try ready.serializedBytes()])
+    }
+
+    /// Tells the collector it is idle.
+    func idle() throws {
+        var idle = Idle()
+        idle.worker = name
+        idle.framesReceived = framesReceived
+        _ = try collector.send([try Envelope(.idle(idle)).serializedBytes()])
+    }
+
+    /// Frames received within `milliseconds` (counted in ``framesReceived``).
+    func receive(within milliseconds: Int) throws -> Int {
+        var count = 0
+        if try capture.waitForInput(timeoutMilliseconds: milliseconds) {
+            while try capture.receive(dontWait: true) != nil { count += 1 }
+        }
+        framesReceived += UInt64(count)
+        return count
+    }
+
+    func close() {
+        capture.close()
+        collector.close()
     }
 }
