@@ -45,6 +45,24 @@ extension IntegrationTests {
         }
 
         @Test(
+            "fleet-sim.py --smoke: six cameras on two namespaces into four synthetic threads, one restart, every epoch whole",
+            .enabled(if: netnsSkipReason == nil, "\(netnsSkipReason ?? "")"),
+            .timeLimit(.minutes(15))
+        )
+        func fleetSimulation() throws {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fleet-sim-smoke-\(getpid())")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try SyntheticFrames.writeFolder(directory, count: 10, width: 320, height: 240)
+            let run = try runCommand(Self.python!, [
+                Self.script("fleet-sim.py"), "--smoke", "--binary", try Locations.facewireBinary(), "--source", directory.path,
+                "--prefix", "fwfs-smoke-",
+            ])
+            #expect(run.status == 0, "fleet-sim.py --smoke failed:\n\(run.output)")
+            #expect(run.output.contains("| smoke | 6 × 5 → 4, one restart |"), "row missing:\n\(run.output)")
+            #expect(run.output.contains("every stream in order, gap-free, and adding up"), "\(run.output)")
+        }
+
+        @Test(
             "stress-endings.py --smoke: a capture node SIGKILLed and restarted 12 times beside a busy loop, every epoch whole",
             .enabled(if: python != nil, "python3 is not installed"),
             .timeLimit(.minutes(15))
