@@ -118,7 +118,7 @@ public struct CaptureCore<Payload> {
         public var payload: Payload
     }
 
-    /// How a send went (SPEC 3.1: a failed send consumes the credit; the next one is tried).
+    /// How a send went (SPEC 3.2: a failed send consumes the credit and hands its thread back; the next one is tried).
     public enum SendOutcome: Sendable, Equatable {
         case sent
         /// The connection's pipe is full (`EAGAIN`).
@@ -320,8 +320,10 @@ public struct CaptureCore<Payload> {
                 handBack(name, unreachable: false)
             }
         } else {
+            // Not attached (yet: a thread's Idle can reach the collector before its Ready reaches this node): handed
+            // back as unused, which keeps it from this node only briefly.
             out.count("assignments_unattached")
-            handBack(name, unreachable: true)
+            handBack(name, unreachable: false)
         }
         syncDemand(at: now, into: &out)
         return out
@@ -341,8 +343,8 @@ public struct CaptureCore<Payload> {
         return out
     }
 
-    /// How the oldest send not yet reported went (SPEC 3.1: a refused send consumes the credit, and the next credit is
-    /// tried; with none left, the frame is held, waits or is dropped at the source as its pacing says).
+    /// How the oldest send not yet reported went (SPEC 3.2: a refused send consumes the credit, its thread is handed
+    /// back as unreachable, and the next credit is tried; with none left, the frame is held, waits or is dropped at the source as its pacing says).
     public mutating func transmitted(_ outcome: SendOutcome, at now: Instant) -> Output {
         var out = Output()
         guard !inFlight.isEmpty else { return out }

@@ -217,8 +217,15 @@ public struct DispatchBroker {
         if case .assigned(let node, _, _, _) = thread.phase, nodes[node].map({ $0.stream != stream }) == true {
             thread.answeredElsewhere &+= 1
             out.count("dispatch_results_unassigned")
-        } else if case .assigned(let node, _, _, _) = thread.phase {
+        } else if case .assigned(let node, let number, _, _) = thread.phase {
             release(thread.name, from: node)
+            if var demand = nodes[node], number > demand.seen {
+                // The node used the assignment before its next request said so: the `wanted` it last sent counted
+                // that frame. Without this a fast result makes the collector assign a thread the node must hand back.
+                demand.seen = number
+                demand.wanted = demand.wanted > 0 ? demand.wanted - 1 : 0
+                nodes[node] = demand
+            }
             thread.phase = .busy
             thread.strikes = 0
             if thread.probation {

@@ -615,7 +615,7 @@ struct JSONLinesTests {
             return
         }
         let line = JSONLines.line(for: frame)
-        // The example line of SPEC.md "Worked example". Ties round to even (188.25 -> 188.2, 492.75 -> 492.8).
+        // The example line of REFERENCE-NODES.md §8.1 (SPEC.md 17 points there). Ties round to even (188.25 -> 188.2, 492.75 -> 492.8).
         #expect(line == #"{"stream":"cam-1","epoch":1732240000000000,"seq":42,"captureTime":1732240001.234567,"status":"processed","width":720,"height":1280,"worker":"gpu-host:4242/t0","timings":{"queue":1.5,"decode":3.25,"detect":12.75,"total":40.5},"faces":[{"bounds":{"x":412.5,"y":188.2,"width":160,"height":192},"leftEyePosition":{"x":452,"y":250.5},"rightEyePosition":{"x":532,"y":244},"mouthPosition":{"x":492.8,"y":330},"faceAngle":0,"confidence":0.969,"trackingID":7,"trackingFrameCount":12},{"bounds":{"x":0,"y":1000,"width":48,"height":48},"confidence":0.5,"trackingID":8,"trackingFrameCount":1}]}"#)
         let json = try parse(line)
         #expect(json["status"] as? String == "processed")

@@ -1024,10 +1024,10 @@ public nonisolated struct Facewire_V1_DispatchRequest: Sendable {
   /// the highest Assignment.number received from this collector
   public var assignmentsSeen: UInt64 = 0
 
-  /// assigned threads not used: no frame to send any more (at most 16)
+  /// assigned threads not used: no frame any more, or not attached here (yet) (at most 16)
   public var returned: [String] = []
 
-  /// assigned threads not attached here, or whose send failed (at most 16)
+  /// assigned threads whose send failed (at most 16)
   public var unreachable: [String] = []
 
   /// the stream's share under overload, relative; 0 = 1; 1/64..64

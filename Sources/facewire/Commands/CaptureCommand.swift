@@ -11,11 +11,12 @@ struct CaptureCommand: AsyncParsableCommand {
         commandName: "capture",
         abstract: "Read frames from a camera, a video file or URL, an image folder or an MJPEG pipe and hand them to workers.",
         discussion: """
-            Binds a ROUTER socket that idle workers ask for frames, and announces it to the collector. \
+            Binds a ROUTER socket that worker threads attach to, and announces it to the collector, which \
+            assigns it an idle thread whenever a frame waits (fair shares under overload; --weight). \
             JPEG is sent as it is (a camera's MJPEG, JPEG files, an MJPEG pipe); other sources are encoded once. \
             With live pacing (the default, or a number; cameras and pipes pace themselves), a frame that no idle \
-            worker is waiting for is dropped here, counted and reported to the collector; with --fps max the \
-            source waits for a worker instead. --list-devices shows the cameras and what they offer. \
+            thread is assigned to in time is dropped here, counted and reported to the collector; with --fps max \
+            the source waits for a thread instead. --list-devices shows the cameras and what they offer. \
             A second socket, for live views, gets some of the frames handed to workers while a view watches \
             (--preview-fps; see protocol/SPEC.md 7.5).
             """
