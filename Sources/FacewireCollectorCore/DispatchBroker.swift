@@ -86,7 +86,6 @@ public struct DispatchBroker {
 
     struct Node {
         var stream: String
-        var epoch: UInt64
         var wanted: UInt32 = 0
         /// `Assignment.number` of the last assignment sent to it.
         var sent: UInt64 = 0
@@ -176,7 +175,9 @@ public struct DispatchBroker {
         }
         guard var thread = threads[identity] else { return }
         thread.lastHeardNs = now
-        thread.name = idle.worker
+        // A thread that renames itself while assigned keeps the name it was assigned by until it is released: its node
+        // knows the assignment by that name.
+        if case .assigned = thread.phase {} else { thread.name = idle.worker }
         let received = idle.framesReceived
         defer { thread.framesReceived = max(thread.framesReceived, received) }
         switch thread.phase {
@@ -250,12 +251,11 @@ public struct DispatchBroker {
                 out.count("dispatch_nodes_refused_cap")
                 return
             }
-            nodes[identity] = Node(stream: request.stream, epoch: request.epoch, waitingSinceNs: now, lastHeardNs: now)
+            nodes[identity] = Node(stream: request.stream, waitingSinceNs: now, lastHeardNs: now)
         }
         guard var node = nodes[identity] else { return }
         let wasWaiting = node.remaining > 0
         node.stream = request.stream
-        node.epoch = request.epoch
         node.lastHeardNs = now
         if request.assignmentsSeen > node.sent { out.count("dispatch_requests_seen_ahead") }
         node.seen = max(node.seen, min(request.assignmentsSeen, node.sent))
@@ -437,11 +437,12 @@ public struct DispatchBroker {
         ])
     }
 
+    /// Drops the line's stale entries once they are half of it, or more than twice the threads known (each thread has
+    /// at most one live entry; a thread idle at the head that no node takes would otherwise let stale ones pile up).
     private mutating func compactLine() {
-        guard lineHead > 0, lineHead * 2 >= line.count else { return }
-        line.removeFirst(lineHead)
+        guard lineHead > 0 && lineHead * 2 >= line.count || line.count - lineHead > 2 * threads.count + 64 else { return }
+        line = line[lineHead...].filter { entry in threads[entry.identity].map { $0.phase == .idle && $0.ticket == entry.ticket } ?? false }
         lineHead = 0
-        line.removeAll { entry in threads[entry.identity].map { $0.phase != .idle || $0.ticket != entry.ticket } ?? true }
     }
 
     /// A request's weight: 0 (unset) or not finite is 1; otherwise clamped to 1/64...64.

@@ -352,6 +352,43 @@ struct DispatchBrokerBoundsTests {
         #expect(rig.counters.value("dispatch_idle_rejected_worker") == 2)
     }
 
+    @Test("a thread renaming itself while assigned leaves no stale assignment behind: its node's demand counts again")
+    func renameWhileAssigned() {
+        var rig = BrokerRig()
+        rig.idle("t")
+        rig.idle("u")
+        for round in 0..<50 {
+            rig.request("cam", seen: 0)
+            rig.idle("t", frames: 0)  // renamed below while assigned
+            var idle = Idle()
+            idle.worker = "t-renamed-\(round)"
+            var out = CollectorOutput()
+            rig.broker.idle(idle, from: Array("t".utf8), at: rig.nowNs, into: &out)
+            rig.advance(ms: 1000)  // undelivered: released by the name it was assigned by
+            rig.idle("t")
+        }
+        #expect(rig.broker.nodes.values.allSatisfy { $0.assigned.count <= 2 }, "\(rig.broker.nodes.values.map(\.assigned.count))")
+    }
+
+    @Test("the idle line stays bounded while a thread no node takes sits at its head")
+    func lineBounded() {
+        var rig = BrokerRig()
+        rig.idle("stuck")
+        rig.request("cam", wanted: 0)
+        rig.request("cam", unreachable: ["stuck"])  // never for cam; cam wants one
+        var frames: UInt64 = 0
+        for _ in 0..<5000 {
+            rig.result("busy")
+            rig.idle("busy", frames: frames)
+            frames += 1
+            rig.request("cam")
+            rig.advance(ms: 1)
+            rig.tick()
+        }
+        #expect(rig.assigned.filter { $0.hasSuffix("busy") }.count > 1000, "the busy thread kept being assigned")
+        #expect(rig.broker.line.count <= 2 * rig.broker.threads.count + 64 + 200, "\(rig.broker.line.count) entries")
+    }
+
     @Test("caps: threads and nodes beyond the limits are refused, counted")
     func caps() {
         var rig = BrokerRig {
