@@ -311,6 +311,12 @@ public struct CaptureCore<Payload> {
         out.count("assignments_received")
         demand.seen = max(demand.seen, assignment.number)
         let name = assignment.worker
+        guard name.utf8.count <= Self.maxWorkerIDBytes else {
+            // No thread is known by a longer name (a Ready's is cut to it): not handed back, which would echo it.
+            out.count("assignments_rejected_worker")
+            syncDemand(at: now, into: &out)
+            return out
+        }
         if let identity = attachments.identity(of: name, at: now.monotonicNs) {
             if wantsThreads, credits.renew(identity, worker: name, at: now.monotonicNs) == .granted {
                 sendUnsent(at: now, into: &out)

@@ -269,6 +269,10 @@ struct CaptureCoreCreditTests {
         #expect(rig.sent == ["0→a"])
         #expect(rig.requests.last?.wanted == 0)
         #expect(rig.requests.last?.assignmentsSeen == 3)
+        let requests = rig.requests.count
+        rig.assign(String(repeating: "n", count: 1 << 20))  // a megabyte of name: refused, never echoed back
+        #expect(rig.counters.value("assignments_rejected_worker") == 1)
+        #expect(rig.requests.count == requests)
     }
 
     @Test("while a frame waits, the request is repeated every second (a lost request or a restarted collector)")
@@ -321,7 +325,7 @@ struct CaptureCoreCreditTests {
         // A node knows the thread by its name cut to 256 bytes; the collector never assigns a longer one.
         rig.assign(long)
         #expect(rig.sent == [])
-        #expect(rig.counters.value("assignments_unattached") == 1)
+        #expect(rig.counters.value("assignments_rejected_worker") == 1, "a name over 256 bytes names no thread")
         rig.assign(String(decoding: long.utf8.prefix(CaptureRig.Core.maxWorkerIDBytes), as: UTF8.self))
         #expect(rig.sent == ["0→a"])
         #expect(rig.link.sent[0].worker.utf8.count <= CaptureRig.Core.maxWorkerIDBytes)
