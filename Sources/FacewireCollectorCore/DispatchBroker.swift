@@ -60,8 +60,8 @@ public struct DispatchBroker {
         /// In the pool, waiting for an assignment (its place in line: `ticket`).
         case idle
         /// Assigned to the node whose control connection is `node` (the node's assignment `number`);
-        /// `framesAtAssignment` is what its last Idle said.
-        case assigned(node: [UInt8], number: UInt64, atNs: UInt64, framesAtAssignment: UInt64)
+        /// `unansweredAtAssignment` is the thread's ``Thread/unanswered`` then.
+        case assigned(node: [UInt8], number: UInt64, atNs: UInt64, unansweredAtAssignment: UInt64)
         /// Answered its frame (or timed out): back in the pool at its next Idle.
         case busy
         /// Out of dispatch until `untilNs`; its first Idle after that readmits it on probation.
@@ -72,14 +72,17 @@ public struct DispatchBroker {
         var name: String
         var phase: Phase
         var lastHeardNs: UInt64
-        var framesReceived: UInt64 = 0
+        /// Results it sent (any stream, kept or not), since it joined.
+        var answered: UInt64 = 0
+        /// Frames it said (at its last Idle) it had received, less ``answered`` then (0 if fewer): frames it took and did
+        /// not answer. An Idle follows the results before it on the same connection, so an honest thread's count stays
+        /// put whatever it is sent (a frame pushed unasked by another node is answered too), and grows by one for each
+        /// frame it swallows — however its results and Idles interleave with assignments.
+        var unanswered: UInt64 = 0
         var strikes = 0
         var backoffNs: UInt64
         /// Readmitted after an ejection, not yet answered a frame: one strike ejects it again.
         var probation = false
-        /// Results for other streams since its assignment: frames it was sent unasked (an announced node may push
-        /// them) and answered, which its Idle's frame count includes.
-        var answeredElsewhere: UInt64 = 0
         /// Its entry in the idle line (stale entries carry an older ticket).
         var ticket: UInt64 = 0
     }
@@ -178,15 +181,15 @@ public struct DispatchBroker {
         // A thread that renames itself while assigned keeps the name it was assigned by until it is released: its node
         // knows the assignment by that name.
         if case .assigned = thread.phase {} else { thread.name = idle.worker }
-        let received = idle.framesReceived
-        defer { thread.framesReceived = max(thread.framesReceived, received) }
+        let unanswered = idle.framesReceived > thread.answered ? idle.framesReceived - thread.answered : 0
+        defer { thread.unanswered = unanswered }
         switch thread.phase {
         case .idle:
             break  // a repeated Idle keeps its place in line
         case .busy:
             enqueue(identity, &thread)
         case .assigned(let node, let number, let at, let before):
-            if received > before.addingClamped(thread.answeredElsewhere) {
+            if unanswered > before {
                 // It received a frame since the assignment and said Idle without a result.
                 release(thread.name, from: node)
                 out.count("dispatch_idle_without_result")
@@ -215,8 +218,8 @@ public struct DispatchBroker {
     public mutating func result(for stream: String, from identity: [UInt8], at now: UInt64, into out: inout CollectorOutput) {
         guard var thread = threads[identity] else { return }
         thread.lastHeardNs = now
+        thread.answered &+= 1
         if case .assigned(let node, _, _, _) = thread.phase, nodes[node].map({ $0.stream != stream }) == true {
-            thread.answeredElsewhere &+= 1
             out.count("dispatch_results_unassigned")
         } else if case .assigned(let node, let number, _, _) = thread.phase {
             release(thread.name, from: node)
@@ -353,8 +356,7 @@ public struct DispatchBroker {
             virtualTime = max(virtualTime, node.virtualStart)
             node.virtualStart = max(node.virtualStart, virtualTime) + 1 / node.weight
             nodes[nodeIdentity] = node
-            thread.phase = .assigned(node: nodeIdentity, number: node.sent, atNs: now, framesAtAssignment: thread.framesReceived)
-            thread.answeredElsewhere = 0
+            thread.phase = .assigned(node: nodeIdentity, number: node.sent, atNs: now, unansweredAtAssignment: thread.unanswered)
             threads[threadIdentity] = thread
             var assignment = Assignment()
             assignment.worker = thread.name

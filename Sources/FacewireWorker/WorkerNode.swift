@@ -170,7 +170,9 @@ public final class WorkerNode: @unchecked Sendable {
         let results = try CollectorSession(
             context: context, collector: configuration.collector, security: configuration.security, purpose: .results)
         let ready: [UInt8] = try Ready(worker: workerID).serializedBytes()
-        /// Frames received since the thread started (each Idle says how many: SPEC 3.2).
+        /// Frames received since the thread started that it answers (each Idle says how many: SPEC 3.2). A message
+        /// without a valid header has no stream to answer to and is not counted: else a node pushing garbage unasked
+        /// would make the collector strike this thread for frames it could never answer.
         var framesReceived: UInt64 = 0
         var lastIdle: UInt64 = 0
         func sayIdle() {
@@ -215,8 +217,7 @@ public final class WorkerNode: @unchecked Sendable {
             }
             for (index, isReadable) in readable.enumerated() where isReadable {
                 guard let received = try captures[index].socket.receive(dontWait: true) else { continue }
-                framesReceived &+= 1
-                try handle(received, analyzer: analyzer, workerID: workerID, results: results)
+                if try handle(received, analyzer: analyzer, workerID: workerID, results: results) { framesReceived &+= 1 }
                 // Idle again, after the result (unless stopping: no new work then).
                 if !stop.isStopped { sayIdle() }
             }
@@ -231,7 +232,7 @@ public final class WorkerNode: @unchecked Sendable {
             let readable = try ZMQSocket.poll(captures.map(\.socket), timeoutMilliseconds: left)
             for (position, isReadable) in readable.enumerated() where isReadable {
                 while let received = try captures[position].socket.receive(dontWait: true) {
-                    try handle(received, analyzer: analyzer, workerID: workerID, results: results)
+                    _ = try handle(received, analyzer: analyzer, workerID: workerID, results: results)
                     drained += 1
                 }
             }
@@ -277,7 +278,8 @@ public final class WorkerNode: @unchecked Sendable {
     }
 
     /// Analyses one received frame message (decisions in ``FrameHandling``) and sends its result to the collector.
-    private func handle(_ parts: [[UInt8]], analyzer: FrameAnalyzer, workerID: String, results: CollectorSession) throws {
+    /// Returns whether the frame had a result to send (whether or not the send succeeded).
+    private func handle(_ parts: [[UInt8]], analyzer: FrameAnalyzer, workerID: String, results: CollectorSession) throws -> Bool {
         let handling = FrameHandling(defaults: configuration.analysis, workerID: workerID)
         let outcome = handling.handle(parts: parts, at: Clock.now()) { jpeg, orientation, options in
             try analyzer.analyze(jpeg: jpeg, orientation: orientation, options: options)
@@ -287,12 +289,13 @@ public final class WorkerNode: @unchecked Sendable {
             // Without a valid header there is no stream to answer to: counted (by its code), logged once per interval.
             logOncePerInterval("malformed frame", rejection: rejection)
         }
-        guard let result = outcome.result else { return }
+        guard let result = outcome.result else { return false }
         if result.status == .processed { recordTimings(result.timings) }
         let bytes: [UInt8] = try Envelope(.result(result)).serializedBytes()
         if try !results.socket.send([bytes], dontWait: true) {
             counters.add("results_lost")
         }
+        return true
     }
 
     private let logLock = NSLock()

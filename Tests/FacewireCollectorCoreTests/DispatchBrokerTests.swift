@@ -311,6 +311,41 @@ struct DispatchBrokerOutlierTests {
         #expect(rig.counters.value("dispatch_strikes") == 0)
     }
 
+    @Test("a frame pushed unasked and answered just before an assignment, its Idle just after: no strike")
+    func unaskedFrameAcrossAssignment() {
+        var rig = BrokerRig()
+        rig.idle("t")
+        // The thread takes a pushed frame while idle in line and answers it; the assignment is made before its Idle.
+        rig.result("t", stream: "pushy")
+        rig.request("cam")
+        #expect(rig.assigned == ["cam←t"])
+        rig.idle("t", frames: 1)
+        // Twice more, interleaved the other way (Idle first, then the frame): never a strike, still assigned to cam.
+        for frames in UInt64(2)...3 {
+            rig.result("t", stream: "pushy")
+            rig.idle("t", frames: frames)
+        }
+        #expect(rig.counters.value("dispatch_strikes") == 0)
+        #expect(rig.counters.value("dispatch_idle_without_result") == 0)
+        #expect(rig.broker.figures.assigned == 1)
+        // A frame it takes and does not answer is still seen: the count less its results grew.
+        rig.idle("t", frames: 4)
+        #expect(rig.counters.value("dispatch_idle_without_result") == 1)
+        #expect(rig.counters.value("dispatch_strikes") == 1)
+    }
+
+    @Test("a thread's count below its results (a hostile count, or results from before it joined) never traps nor strikes")
+    func countBelowResults() {
+        var rig = BrokerRig()
+        rig.idle("t", frames: .max)
+        rig.request("cam")
+        for _ in 0..<3 { rig.result("t", stream: "pushy") }
+        rig.idle("t", frames: 0)
+        rig.idle("t", frames: 1)
+        #expect(rig.counters.value("dispatch_strikes") == 0)
+        #expect(rig.broker.figures.assigned == 1)
+    }
+
     @Test("a result clears the strikes: one lost frame now and then never ejects a thread")
     func strikesReset() {
         var rig = BrokerRig()

@@ -82,9 +82,12 @@ extension IntegrationTests {
                             }
                             while try control.receive(dontWait: true) != nil {}  // Welcomes: not needed
                             guard try router.waitForInput(timeoutMilliseconds: 100) else { continue }
-                            // Frames pushed unasked: a few per Ready (a thread attaches once a second; it is never assigned here).
+                            // Frames pushed unasked: a few per Ready (a thread attaches once a second; it is never assigned here),
+                            // and a message with no valid header, which the worker cannot answer (it must not count it in its
+                            // Idle, or the collector would strike it for frames it never could answer, and eject it).
                             while let received = try router.receive(dontWait: true) {
                                 guard received.count == 2 else { continue }
+                                _ = try router.send([received[0], [0xFF, 0xFF, 0xFF], jpeg], dontWait: true)
                                 for message in Array(repeating: received, count: 8) {
                                     var header = FrameHeader()
                                     header.version = Wire.version
@@ -198,12 +201,15 @@ extension IntegrationTests {
             stopped = true
             let rssAfter = Self.residentKilobytes(worker.pid)
             #expect(worker.isRunning, "\(worker.tail(.stderr))")
+            // Every frame pushed unasked was answered or (no valid header) not counted: the thread earned no strike.
+            #expect(!collector.text(.stderr).contains("worker thread ejected"), "\(collector.tail(.stderr, 20))")
             let health = try httpGet(port: metricsPort, path: "/healthz")
             #expect(health.status == 200, "\(health.body)")
             let text = try httpGet(port: metricsPort, path: "/metrics").body
             for name in [
                 "facewire_frames_implausible_time_total", "facewire_frames_implausible_size_total", "facewire_frames_stale_total",
                 "facewire_frames_failed_orientation_total", "facewire_frames_failed_settings_total", "facewire_frames_processed_total",
+                "facewire_frames_malformed_total",
             ] {
                 #expect((sample(text, name) ?? 0) > 0, "\(name) not counted")
             }
