@@ -177,6 +177,14 @@ public final class ZMQSocket {
         try setOption(ZMQ_TCP_KEEPALIVE_CNT, count)
     }
 
+    /// How soon a connecting socket retries a peer it lost or never reached: after `milliseconds`, doubling on each
+    /// failed attempt up to `maxMilliseconds` (`ZMQ_RECONNECT_IVL`, `ZMQ_RECONNECT_IVL_MAX`; libzmq's default retries
+    /// every 100 ms forever, which for a socket per thread per vanished peer is a storm of TCP connects).
+    public func setReconnectInterval(milliseconds: Int32, maxMilliseconds: Int32) throws {
+        try setOption(ZMQ_RECONNECT_IVL, milliseconds)
+        try setOption(ZMQ_RECONNECT_IVL_MAX, maxMilliseconds)
+    }
+
     /// Subscribes a SUB socket to messages whose first part starts with `prefix` (empty: everything).
     public func subscribe(_ prefix: [UInt8]) throws {
         try setOption(ZMQ_SUBSCRIBE, prefix)

@@ -1,3 +1,5 @@
+import CZeroMQ
+import Foundation
 import Testing
 
 @testable import ZeroMQ
@@ -13,6 +15,31 @@ struct ZMQSocketTests {
         #expect(endpoint.hasPrefix("tcp://127.0.0.1:"))
         let port = Int(endpoint.split(separator: ":").last ?? "") ?? 0
         #expect(port > 0)
+    }
+
+    @Test("the reconnect backoff is set; a peer bound after the connect is still reached")
+    func reconnectBackoff() throws {
+        let dealer = try ZMQSocket(context: context, kind: .dealer)
+        try dealer.setReconnectInterval(milliseconds: 100, maxMilliseconds: 5000)
+        #expect(try dealer.option(ZMQ_RECONNECT_IVL) == 100)
+        #expect(try dealer.option(ZMQ_RECONNECT_IVL_MAX) == 5000)
+        // Bind a port, free it, connect to it (refused, retried), bind it again: the message arrives.
+        let probe = try ZMQSocket(context: context, kind: .router)
+        let endpoint = try probe.bind("tcp://127.0.0.1:*")
+        probe.close()
+        try dealer.connect(endpoint)
+        let router = try ZMQSocket(context: context, kind: .router)
+        // (The probe's port is released by libzmq's I/O thread shortly after close.)
+        var bound = false
+        for _ in 0..<100 where !bound {
+            bound = (try? router.bind(endpoint)) != nil
+            if !bound { usleep(20_000) }
+        }
+        try #require(bound, "could not bind \(endpoint) again")
+        try router.setReceiveTimeout(milliseconds: 20_000)
+        _ = try dealer.send([[1, 2, 3]])
+        let received = try router.receive()
+        #expect(received?.last == [1, 2, 3])
     }
 
     @Test("multipart messages arrive whole, in order, with empty parts kept")
