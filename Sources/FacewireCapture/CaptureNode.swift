@@ -21,8 +21,9 @@ public final class CaptureNode: @unchecked Sendable {
     public let counters = Counters()
     /// Beats whenever the capture loop goes round (`/healthz`); unhealthy while a camera is lost.
     public let liveness = Liveness()
-    private let cameraUp = Gauge(label: "facewire_capture_source_up")
-    private let waitingWorkers = Gauge(label: "facewire_capture_waiting_workers")
+    /// Gauges carry the stream as a label: a process may run several nodes (``CaptureGroup``).
+    private let cameraUp: Gauge
+    private let waitingWorkers: Gauge
     private let logger: Logger
     private let context = ZMQContext()
 
@@ -37,6 +38,8 @@ public final class CaptureNode: @unchecked Sendable {
         }
         self.configuration = configuration
         self.logger = logger
+        cameraUp = Gauge(label: "facewire_capture_source_up", dimensions: [("stream", configuration.stream)])
+        waitingWorkers = Gauge(label: "facewire_capture_waiting_workers", dimensions: [("stream", configuration.stream)])
     }
 
     /// Reads and publishes until the source ends (then tells the collector) or `stop` is set.

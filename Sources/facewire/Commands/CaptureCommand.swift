@@ -18,12 +18,15 @@ struct CaptureCommand: AsyncParsableCommand {
             thread is assigned to in time is dropped here, counted and reported to the collector; with --fps max \
             the source waits for a thread instead. --list-devices shows the cameras and what they offer. \
             A second socket, for live views, gets some of the frames handed to workers while a view watches \
-            (--preview-fps; see protocol/SPEC.md 7.5).
+            (--preview-fps; see protocol/SPEC.md 7.5). \
+            Give --source and --stream once per camera to run several capture nodes in one process (a host with many \
+            cameras): each is a node of its own (socket, epoch, requests), on its own thread, with --bind's port * \
+            so that each binds its own; every other option applies to all of them.
             """
     )
 
-    @Option(help: "A camera (/dev/videoN), a video file or URL (rtsp://, http://), a folder of images, one image, or - for an MJPEG stream on standard input (ffmpeg ... -f mjpeg -).")
-    var source: String?
+    @Option(help: "A camera (/dev/videoN), a video file or URL (rtsp://, http://), a folder of images, one image, or - for an MJPEG stream on standard input (ffmpeg ... -f mjpeg -). Repeat it, each with its --stream, for several capture nodes in this process.")
+    var source: [String] = []
 
     @Flag(help: "List the cameras (/dev/video*) with their formats, sizes and frame rates, and exit.")
     var listDevices: Bool = false
@@ -43,8 +46,8 @@ struct CaptureCommand: AsyncParsableCommand {
     @Option(help: "Seconds between capture statistics lines on the log (captured, sent, dropped at source by reason, encode time, fps); 0 turns them off.")
     var statsInterval: Double = 5
 
-    @Option(help: "Stream id: 1-64 characters of A-Z a-z 0-9 . _ -")
-    var stream: String = "default"
+    @Option(help: "Stream id: 1-64 characters of A-Z a-z 0-9 . _ - (default: default). With several --source, one each, in the same order.")
+    var stream: [String] = []
 
     @Option(help: "Endpoint workers connect to.")
     var bind: String = "tcp://*:\(Wire.defaultCapturePort)"
@@ -92,13 +95,13 @@ struct CaptureCommand: AsyncParsableCommand {
 
     func validate() throws {
         if listDevices { return }
-        guard let source, !source.isEmpty else { throw ValidationError("give --source (or --list-devices)") }
+        guard !source.isEmpty, source.allSatisfy({ !$0.isEmpty }) else { throw ValidationError("give --source (or --list-devices)") }
+        try validateNodes()
         if let size, Self.parseSize(size) == nil { throw ValidationError("--size must be WIDTHxHEIGHT, e.g. 1280x720") }
         if let cameraFps, !(1...1000).contains(cameraFps) { throw ValidationError("--camera-fps must be 1...1000") }
         if let maxFps, !(maxFps > 0 && maxFps.isFinite) { throw ValidationError("--max-fps must be positive") }
         if let orientation, !(1...8).contains(orientation) { throw ValidationError("--orientation must be 1...8 (EXIF)") }
         guard statsInterval >= 0, statsInterval.isFinite else { throw ValidationError("--stats-interval must be >= 0 seconds") }
-        guard Wire.isValidStreamID(stream) else { throw ValidationError("--stream: 1-64 characters of A-Z a-z 0-9 . _ -") }
         guard (1...100).contains(jpegQuality) else { throw ValidationError("--jpeg-quality must be 1...100") }
         if let frames, frames < 1 { throw ValidationError("--frames must be at least 1") }
         guard maxWorkers >= 1 else { throw ValidationError("--max-workers must be at least 1") }
@@ -110,6 +113,28 @@ struct CaptureCommand: AsyncParsableCommand {
             throw ValidationError("give --preview-bind for a --bind other than tcp:// or ipc:// (or --preview-fps 0)")
         }
         _ = try analysis.settings()
+    }
+
+    /// The stream of each `--source`, in order.
+    var streams: [String] { stream.isEmpty && source.count == 1 ? ["default"] : stream }
+
+    /// Several capture nodes in one process: one --stream per --source, distinct; each binds a port of its own.
+    private func validateNodes() throws {
+        guard streams.count == source.count else {
+            throw ValidationError("give one --stream per --source, in the same order (\(source.count) sources, \(stream.count) streams)")
+        }
+        for id in streams where !Wire.isValidStreamID(id) {
+            throw ValidationError("--stream \(id.prefix(80).debugDescription): 1-64 characters of A-Z a-z 0-9 . _ -")
+        }
+        guard source.count > 1 else { return }
+        guard source.count <= CaptureGroup.maxNodes else { throw ValidationError("at most \(CaptureGroup.maxNodes) --source in one process") }
+        guard Set(streams).count == streams.count else { throw ValidationError("each --stream must be different") }
+        guard bind.hasSuffix(":*") else {
+            throw ValidationError("several --source: each node binds its own port; use --bind with port *, e.g. tcp://*:* or tcp://10.0.0.21:*")
+        }
+        guard advertise == nil, previewAdvertise == nil, previewBind.map({ $0.hasSuffix(":*") }) ?? true else {
+            throw ValidationError("several --source: --advertise, --preview-advertise and a --preview-bind with a fixed port name one node's endpoint; leave them out")
+        }
     }
 
     static func parseSize(_ text: String) -> (width: Int, height: Int)? {
@@ -128,14 +153,29 @@ struct CaptureCommand: AsyncParsableCommand {
         }
         let logger = try log.makeLogger("facewire.capture")
         metrics.bootstrapIfNeeded()
+        guard weight.isFinite, (1.0 / 64...64).contains(weight) else { throw ValidationError("--weight must be in 1/64...64, not \(weight)") }
+        let configurations = try zip(source, streams).map { try configuration(source: $0, stream: $1) }
+        if configurations.count == 1 {
+            let node = try CaptureNode(configuration: configurations[0], logger: logger)
+            let server = metrics.server(logger: logger) { node.liveness.health() }
+            try await NodeRunner.run("capture", logger: logger, server: server) { stop in try node.run(stop: stop) }
+        } else {
+            let group = try CaptureGroup(configurations: configurations, logger: logger)
+            let server = metrics.server(logger: logger) { group.health() }
+            logger.info("capture nodes in one process", metadata: ["nodes": "\(configurations.count)"])
+            try await NodeRunner.run("capture", logger: logger, server: server) { stop in try group.run(stop: stop) }
+        }
+    }
+
+    /// One node's configuration: its source and stream, every other option as given.
+    private func configuration(source: String, stream: String) throws -> CaptureConfiguration {
         var configuration = CaptureConfiguration(
-            source: source ?? "", stream: stream, bind: bind, advertise: advertise, collector: collector,
+            source: source, stream: stream, bind: bind, advertise: advertise, collector: collector,
             pacing: try FPSOption.parse(fps), loop: loop, maxFrames: frames, jpegQuality: jpegQuality,
             maxAgeMilliseconds: maxAge, settings: try analysis.settings()
         )
         configuration.camera = V4L2Camera.Settings(size: size.flatMap(Self.parseSize), fps: cameraFps, jpegQuality: jpegQuality)
         configuration.maxFPS = maxFps
-        guard weight.isFinite, (1.0 / 64...64).contains(weight) else { throw ValidationError("--weight must be in 1/64...64, not \(weight)") }
         configuration.weight = weight
         configuration.orientation = orientation.map { Orientation(rawValue: $0) }
         configuration.statisticsIntervalSeconds = statsInterval
@@ -144,8 +184,6 @@ struct CaptureCommand: AsyncParsableCommand {
         configuration.previewBind = previewBind
         configuration.previewAdvertise = previewAdvertise
         configuration.security = try curve.security(needs: collector == nil ? .allowList : .both)
-        let node = try CaptureNode(configuration: configuration, logger: logger)
-        let server = metrics.server(logger: logger) { node.liveness.health() }
-        try await NodeRunner.run("capture", logger: logger, server: server) { stop in try node.run(stop: stop) }
+        return configuration
     }
 }
