@@ -3,14 +3,17 @@
 
 Usage (root, iproute2): benchmarks/fleet-sim.py [--binary PATH] [--source DIR] [--scenarios overload,under,black-holes,restarts]
                         [--seconds 40] [--cameras 100] [--fps 10] [--under-fps 5] [--threads 32] [--workers-procs 8]
-                        [--black-holes 5] [--restart-every 30] [--capture-hosts 4] [--worker-hosts 4] [--json PATH] [--smoke]
+                        [--black-holes 5] [--restart-every 30] [--capture-procs 20] [--capture-hosts 4] [--worker-hosts 4]
+                        [--json PATH] [--smoke]
 
 Topology: as bench-scale.py's. A "switch" namespace holds a bridge; each host namespace has one veth (10.77.0.x/24) on
 it; nothing is connected to the root namespace, so no packet leaves the machine. The hub (10.77.0.10) runs the
 collector (default --max-delay) and one tail, whose JSON lines go to a file the script reads as they are written.
-Capture hosts c1..cN (10.77.0.21...) run `--cameras` capture nodes between them, round-robin
-(`--role capture --source DIR --loop --fps F --stream camNNN --bind tcp://<host address>:*`), so frames, hellos and
-results all cross the bridge. Worker hosts w1..wM (10.77.0.11...) run `--workers-procs` worker processes, round-robin,
+Capture hosts c1..cN (10.77.0.21...) run `--cameras` capture nodes between them in `--capture-procs` processes,
+round-robin, each process several nodes (`--role capture --loop --fps F --bind tcp://<host address>:*` and a `--source
+DIR --stream camNNN` pair per node: each node its own socket, epoch and control connection, as if on its own), so
+frames, hellos and results all cross the bridge. (One process per camera, `--capture-procs 100`, does not fit two
+cores: 100 Swift processes kept the machine 83 % busy and the dispatch round trips slow; BENCHMARKS.md.) Worker hosts w1..wM (10.77.0.11...) run `--workers-procs` worker processes, round-robin,
 sharing `--threads` threads between them (`--detector synthetic --synthetic-ms 50`: each thread sleeps 50 ms a frame,
 no CPU, so it does at most 20 frames/s; 32 threads are 640 frames/s). A hundred Swift processes are a lot for a small
 machine: each process's RSS and how busy the machine was are printed, so that the reader can judge the figures.
@@ -23,7 +26,7 @@ Scenarios, one table row each:
    the collector's Welcome lists, Ready{version 2} to each every 1 s, Idle to the collector every 1 s and right after
    each frame it receives, and never a result. The collector should eject them (its "worker thread ejected from
    dispatch" log lines are counted per thread) and a swallowed frame drops as `timeout`.
-4. restarts: overload, every capture node SIGKILLed and started again (same stream, a new epoch) once every
+4. restarts: overload, every capture process SIGKILLed and started again (same streams, new epochs) once every
    `--restart-every` 30 s, staggered so that the restarts are spread evenly over the run. A killed epoch has no
    StreamEnd from its node: the collector ends it as superseded (SPEC 9.6).
 
@@ -92,7 +95,8 @@ def parse_arguments(argv=None):
     parser.add_argument("--synthetic-ms", type=int, default=50)
     parser.add_argument("--black-holes", type=int, default=5, help="threads of the 32 that black-hole (black-holes scenario)")
     parser.add_argument("--restart-every", type=float, default=30, help="seconds between restarts of one capture node")
-    parser.add_argument("--capture-hosts", type=int, default=4, help="namespaces the capture nodes are spread over")
+    parser.add_argument("--capture-procs", type=int, default=20, help="processes the capture nodes share (restarted whole)")
+    parser.add_argument("--capture-hosts", type=int, default=4, help="namespaces the capture processes are spread over")
     parser.add_argument("--worker-hosts", type=int, default=4, help="namespaces the workers are spread over")
     parser.add_argument("--prefix", default="fwfs-", help="namespace name prefix")
     parser.add_argument("--json", metavar="PATH", help="also write every number to this JSON file")
@@ -106,7 +110,7 @@ def parse_arguments(argv=None):
     parsed = parser.parse_args(argv)
     if parsed.smoke:
         parsed.scenarios, parsed.cameras, parsed.fps, parsed.threads, parsed.workers_procs = "smoke", 6, 5, 4, 2
-        parsed.seconds, parsed.warmup, parsed.cooldown, parsed.capture_hosts = 6, 1.5, 0.5, 2
+        parsed.seconds, parsed.warmup, parsed.cooldown, parsed.capture_hosts, parsed.capture_procs = 6, 1.5, 0.5, 2, 3
     return parsed
 
 
@@ -541,10 +545,11 @@ def scenario_spec(name):
         spec["black_holes"] = args.black_holes
     elif name == "restarts":
         spec["restart_every"] = args.restart_every
-        # Node i restarts at (i + 1/2) / cameras of the period, then every period: spread evenly over the run. None in
-        # the last 2 s, so that each restarted node has numbered frames before the end.
-        for index in range(args.cameras):
-            offset = args.restart_every * (index + 0.5) / args.cameras
+        # Process i restarts at (i + 1/2) / processes of the period, then every period: spread evenly over the run. None
+        # in the last 2 s, so that each restarted node has numbered frames before the end.
+        processes = min(args.capture_procs, args.cameras)
+        for index in range(processes):
+            offset = args.restart_every * (index + 0.5) / processes
             while offset < args.seconds - 2:
                 spec["restarts"].append((offset, index))
                 offset += args.restart_every
@@ -563,18 +568,23 @@ def run_scenario(logs, spec):
     control = f"tcp://{HUB[1]}:{CONTROL}"
     hosts = capture_hosts()
     nodes = []  # every process of the run, for CPU, memory and the clean-up
-    captures = {}  # camera index -> its current capture node
+    captures = {}  # capture process index -> its current process
     generation = {}
     follower = None
     tail_output = None
+    # Cameras dealt round-robin to the processes (each a node of its own inside).
+    processes = min(args.capture_procs, cameras)
+    streams_of = [[f"cam{camera:03d}" for camera in range(index, cameras, processes)] for index in range(processes)]
 
     def start_capture(index):
         generation[index] = generation.get(index, -1) + 1
         host, address = hosts[index % len(hosts)]
-        node = facewire(run_logs, f"capture-cam{index:03d}-{generation[index]}", host, [
-            "--role", "capture", "--source", args.source, "--loop", "--fps", f"{fps:g}", "--stream", f"cam{index:03d}",
+        pairs = [argument for stream in streams_of[index] for argument in ("--source", args.source, "--stream", stream)]
+        node = facewire(run_logs, f"capture-p{index:02d}-{generation[index]}", host, [
+            "--role", "capture", *pairs, "--loop", "--fps", f"{fps:g}",
             "--collector", control, "--bind", f"tcp://{address}:*", "--stats-interval", "0", "--preview-fps", "0"])
-        node.stream = f"cam{index:03d}"
+        node.streams = streams_of[index]
+        node.frames = {}
         captures[index] = node
         nodes.append(node)
         return node
@@ -595,7 +605,7 @@ def run_scenario(logs, spec):
         follower = TailFile(tail_path)
         follower.start()
         wait_until("the tail's subscription", logged(tail, "tail subscribed"), 30)
-        for index in range(cameras):
+        for index in range(processes):
             start_capture(index)
         # Captures first: every worker's first hello is answered with all of them.
         wait_until("the capture nodes' hellos", logged(collector, "capture announced", cameras), 60 + 2 * cameras)
@@ -653,15 +663,14 @@ def run_scenario(logs, spec):
         stop_all(final, timeout=20)
         for node in nodes:
             if node.role == "capture" and node.killed_wall is None:
-                finished = [e for e in node.log() if e.get("message") == "capture finished"]
-                node.frames = int(finished[-1]["frames"]) if finished else None
+                node.frames = {e.get("stream"): int(e["frames"]) for e in node.log() if e.get("message") == "capture finished"}
 
         def all_ended():
             ended = set(follower.ended)  # a copy: the follower thread adds to it
             if not set(follower.keys) <= ended:
                 return False
-            return all(any(s == node.stream and e / 1e6 >= node.started_wall - 0.05 for s, e in ended)
-                       for node in final if getattr(node, "frames", None))
+            return all(any(s == stream and e / 1e6 >= node.started_wall - 0.05 for s, e in ended)
+                       for node in final for stream in node.streams if node.frames.get(stream))
 
         # A superseded epoch waits --max-delay (1 s) after its last input; ends come within seconds.
         deadline = time.monotonic() + 30
@@ -697,8 +706,8 @@ def run_scenario(logs, spec):
         return {
             "spec": spec, "frames": list(follower.frames), "ends": list(follower.ends), "malformed": follower.malformed,
             "steady": steady, "samples": samples, "memory": memory, "restarts": restarts,
-            "captures": [{"stream": n.stream, "started": n.started_wall, "killed": n.killed_wall,
-                          "frames": getattr(n, "frames", None)} for n in nodes if n.role == "capture"],
+            "captures": [{"stream": stream, "started": n.started_wall, "killed": n.killed_wall, "frames": n.frames.get(stream)}
+                         for n in nodes if n.role == "capture" for stream in n.streams],
             "rss": {role: [n.max_rss_kb for n in nodes if n.role == role and n.max_rss_kb]
                     for role in ("capture", "worker", "collector", "tail", "blackhole")},
             "agents": agent_reports, "ejections": ejections, "readmissions": readmissions, "counters": counters,
@@ -869,7 +878,7 @@ def setup_cell(spec):
     if spec["black_holes"]:
         cell += f" + {spec['black_holes']} black holes"
     if spec["restart_every"]:
-        cell += f", each restarted every {spec['restart_every']:g} s" if spec["name"] != "smoke" else ", one restart"
+        cell += f", each process restarted every {spec['restart_every']:g} s" if spec["name"] != "smoke" else ", one restart"
     return cell
 
 
@@ -985,6 +994,8 @@ def main():
         sys.exit("--capture-hosts must be 1...40 and --worker-hosts 1...9 (addresses 10.77.0.21-60 and .11-19)")
     if args.black_holes >= args.threads and "black-holes" in names:
         sys.exit("--black-holes must leave at least one real thread")
+    if args.capture_procs < 1 or (args.cameras + args.capture_procs - 1) // args.capture_procs > 256:
+        sys.exit("--capture-procs must be at least 1, with at most 256 capture nodes per process")
     if args.cameras < 1 or args.cameras > 1000 or args.threads < 1 or args.workers_procs < 1:
         sys.exit("--cameras must be 1...1000 (stream ids cam000...), --threads and --workers-procs at least 1")
     have_zmq = importlib.util.find_spec("zmq") is not None
@@ -1008,8 +1019,8 @@ def main():
         except RuntimeError as error:
             sys.exit(f"cannot build the network namespaces: {error}")
         jpeg_bytes = statistics.mean(os.path.getsize(os.path.join(args.source, n)) for n in jpegs)
-        print(f"source {args.source} ({len(jpegs)} JPEGs, mean {jpeg_bytes / 1024:.0f} KiB); {args.cameras} capture nodes on "
-              f"{args.capture_hosts} namespaces, {args.threads} synthetic {args.synthetic_ms} ms threads "
+        print(f"source {args.source} ({len(jpegs)} JPEGs, mean {jpeg_bytes / 1024:.0f} KiB); {args.cameras} capture nodes in "
+              f"{min(args.capture_procs, args.cameras)} processes on {args.capture_hosts} namespaces, {args.threads} synthetic {args.synthetic_ms} ms threads "
               f"({args.workers_procs} worker processes) on {args.worker_hosts}, collector and tail on the hub; "
               f"steady part = {args.warmup:g} s after the workers start to {args.cooldown:g} s before the end of "
               f"{args.seconds:g} s; machine: {os.cpu_count()} cores, {meminfo('MemTotal') / 1024 ** 2:.1f} GiB")
