@@ -67,6 +67,7 @@ extension IntegrationTests {
                   "--advertise", "tcp://h:1"],
                  "leave them out"),
                 (["--source", folder.path, "--stream", "a", "--source", folder.path, "--stream", "no spaces"], "1-64 characters"),
+                (["--source", "-", "--stream", "a", "--source", "-", "--stream", "b", "--bind", "tcp://127.0.0.1:*"], "standard input"),
             ]
             for (index, test) in cases.enumerated() {
                 let capture = try cluster.facewire("capture-\(index)", ["--role", "capture"] + test.arguments)

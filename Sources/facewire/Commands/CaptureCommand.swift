@@ -129,6 +129,7 @@ struct CaptureCommand: AsyncParsableCommand {
         guard source.count > 1 else { return }
         guard source.count <= CaptureGroup.maxNodes else { throw ValidationError("at most \(CaptureGroup.maxNodes) --source in one process") }
         guard Set(streams).count == streams.count else { throw ValidationError("each --stream must be different") }
+        guard source.filter({ $0 == "-" }).count <= 1 else { throw ValidationError("only one --source can read standard input (-)") }
         guard bind.hasSuffix(":*") else {
             throw ValidationError("several --source: each node binds its own port; use --bind with port *, e.g. tcp://*:* or tcp://10.0.0.21:*")
         }
