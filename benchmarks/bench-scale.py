@@ -33,7 +33,6 @@ killed earlier run with the same --prefix at start).
 import argparse
 import json
 import os
-import re
 import shutil
 import signal
 import statistics
@@ -42,6 +41,8 @@ import sys
 import tempfile
 import threading
 import time
+
+import netns  # benchmarks/netns.py: the namespaces, shared with fleet-sim.py
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--binary", default=".build/release/facewire")
@@ -67,7 +68,8 @@ if args.smoke:
     args.camera_max_age = "2000"
     args.warmup, args.cooldown = 0.5, 0.2
 
-IP = shutil.which("ip") or "/usr/sbin/ip"
+IP = netns.IP
+wait_until, machine_busy = netns.wait_until, netns.machine_busy
 HUB = ("hub", "10.77.0.10")
 HOSTS = [("h1", "10.77.0.11"), ("h2", "10.77.0.12"), ("h3", "10.77.0.13"), ("h4", "10.77.0.14")]
 CONTROL, PUBLISH, CAPTURE_PORT = 7101, 7102, 7200
@@ -76,47 +78,17 @@ HZ = os.sysconf("SC_CLK_TCK")
 
 # ---- network namespaces ------------------------------------------------------------------------------------------
 
-def ip(*arguments, check=True):
-    result = subprocess.run([IP, *arguments], capture_output=True, text=True)
-    if check and result.returncode != 0:
-        raise RuntimeError(f"ip {' '.join(arguments)}: {result.stderr.strip()}")
-    return result.stdout
-
-
 def namespace(host):
     return args.prefix + host
 
 
 def remove_namespaces():
     """Kills whatever runs in our namespaces (only ours: by prefix) and deletes them."""
-    for line in ip("netns", "list", check=False).splitlines():
-        name = line.split(" ")[0]
-        if not name.startswith(args.prefix):
-            continue
-        for pid in ip("netns", "pids", name, check=False).split():
-            try:
-                os.kill(int(pid), signal.SIGKILL)
-            except (ProcessLookupError, ValueError):
-                pass
-        ip("netns", "del", name, check=False)
+    netns.remove_namespaces(args.prefix)
 
 
 def create_network():
-    switch = namespace("sw")
-    ip("netns", "add", switch)
-    ip("netns", "exec", switch, IP, "link", "set", "lo", "up")
-    ip("netns", "exec", switch, IP, "link", "add", "br0", "type", "bridge")
-    ip("netns", "exec", switch, IP, "link", "set", "br0", "up")
-    for host, address in [HUB] + HOSTS:
-        ns = namespace(host)
-        ip("netns", "add", ns)
-        ip("netns", "exec", ns, IP, "link", "set", "lo", "up")
-        # Made inside the switch namespace with the node end moved straight into the host: nothing in the root one.
-        ip("netns", "exec", switch, IP, "link", "add", f"p-{host}", "type", "veth", "peer", "name", "eth0", "netns", ns)
-        ip("netns", "exec", switch, IP, "link", "set", f"p-{host}", "master", "br0")
-        ip("netns", "exec", switch, IP, "link", "set", f"p-{host}", "up")
-        ip("netns", "exec", ns, IP, "addr", "add", f"{address}/24", "dev", "eth0")
-        ip("netns", "exec", ns, IP, "link", "set", "eth0", "up")
+    netns.create_network(args.prefix, [HUB] + HOSTS)
 
 
 # ---- processes ---------------------------------------------------------------------------------------------------
@@ -165,23 +137,8 @@ class Node:
         self.stderr.close()
 
 
-def wait_until(what, predicate, timeout):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
 def logged(node, message):
     return lambda: any(entry.get("message") == message for entry in node.log())
-
-
-def machine_busy():
-    with open("/proc/stat") as f:
-        values = [int(v) for v in f.readline().split()[1:]]
-    idle = values[3] + values[4]
-    return sum(values) - idle, sum(values)
 
 
 # ---- one run -----------------------------------------------------------------------------------------------------

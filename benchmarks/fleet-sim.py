@@ -65,8 +65,11 @@ import tempfile
 import threading
 import time
 
+import netns  # benchmarks/netns.py: the namespaces, shared with bench-scale.py
+
 SCRIPT = os.path.abspath(__file__)
-IP = shutil.which("ip") or "/usr/sbin/ip"
+IP = netns.IP
+wait_until, machine_busy = netns.wait_until, netns.machine_busy
 HUB = ("hub", "10.77.0.10")
 CONTROL, PUBLISH = 5556, 5557
 HZ = os.sysconf("SC_CLK_TCK")
@@ -323,13 +326,6 @@ def black_hole_agent():
 
 # ---- network namespaces ------------------------------------------------------------------------------------------
 
-def ip(*arguments, check=True):
-    result = subprocess.run([IP, *arguments], capture_output=True, text=True)
-    if check and result.returncode != 0:
-        raise RuntimeError(f"ip {' '.join(arguments)}: {result.stderr.strip()}")
-    return result.stdout
-
-
 def namespace(host):
     return args.prefix + host
 
@@ -343,37 +339,13 @@ def capture_hosts():
 
 
 def remove_namespaces():
-    """Kills whatever runs in our namespaces and deletes them. Only ours: the prefix followed by one of the names
-    this script gives (so that a run with prefix fwfs- leaves fwfs-smoke-hub alone)."""
-    ours = re.compile(re.escape(args.prefix) + r"(sw|hub|w\d+|c\d+)")
-    for line in ip("netns", "list", check=False).splitlines():
-        name = line.split(" ")[0]
-        if not ours.fullmatch(name):
-            continue
-        for pid in ip("netns", "pids", name, check=False).split():
-            try:
-                os.kill(int(pid), signal.SIGKILL)
-            except (ProcessLookupError, ValueError):
-                pass
-        ip("netns", "del", name, check=False)
+    """Only ours: the prefix followed by one of the names this script gives (so that a run with prefix fwfs- leaves
+    fwfs-smoke-hub alone)."""
+    netns.remove_namespaces(args.prefix, r"(sw|hub|w\d+|c\d+)")
 
 
 def create_network():
-    switch = namespace("sw")
-    ip("netns", "add", switch)
-    ip("netns", "exec", switch, IP, "link", "set", "lo", "up")
-    ip("netns", "exec", switch, IP, "link", "add", "br0", "type", "bridge")
-    ip("netns", "exec", switch, IP, "link", "set", "br0", "up")
-    for host, address in [HUB] + worker_hosts() + capture_hosts():
-        ns = namespace(host)
-        ip("netns", "add", ns)
-        ip("netns", "exec", ns, IP, "link", "set", "lo", "up")
-        # Made inside the switch namespace with the node end moved straight into the host: nothing in the root one.
-        ip("netns", "exec", switch, IP, "link", "add", f"p-{host}", "type", "veth", "peer", "name", "eth0", "netns", ns)
-        ip("netns", "exec", switch, IP, "link", "set", f"p-{host}", "master", "br0")
-        ip("netns", "exec", switch, IP, "link", "set", f"p-{host}", "up")
-        ip("netns", "exec", ns, IP, "addr", "add", f"{address}/24", "dev", "eth0")
-        ip("netns", "exec", ns, IP, "link", "set", "eth0", "up")
+    netns.create_network(args.prefix, [HUB] + worker_hosts() + capture_hosts())
 
 
 # ---- processes ---------------------------------------------------------------------------------------------------
@@ -454,23 +426,8 @@ def stop_all(nodes, timeout=10):
             node.stderr.close()
 
 
-def wait_until(what, predicate, timeout):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"timed out waiting for {what}")
-        time.sleep(0.1)
-
-
 def logged(node, message, count=1):
     return lambda: sum(1 for entry in node.log() if entry.get("message") == message) >= count
-
-
-def machine_busy():
-    with open("/proc/stat") as f:
-        values = [int(v) for v in f.readline().split()[1:]]
-    idle = values[3] + values[4]
-    return sum(values) - idle, sum(values)
 
 
 def meminfo(key):
