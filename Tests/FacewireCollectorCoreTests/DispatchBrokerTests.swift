@@ -320,7 +320,8 @@ struct DispatchBrokerOutlierTests {
         rig.request("cam")
         #expect(rig.assigned == ["cam←t"])
         rig.idle("t", frames: 1)
-        // Twice more, interleaved the other way (Idle first, then the frame): never a strike, still assigned to cam.
+        // Two more pushed frames while assigned, each answered then followed by its Idle: never a strike, still
+        // assigned to cam.
         for frames in UInt64(2)...3 {
             rig.result("t", stream: "pushy")
             rig.idle("t", frames: frames)
