@@ -59,9 +59,11 @@ public struct CaptureCore<Payload> {
         public var detection: DetectionSettings?
         /// `--max-workers`: worker threads attached at once.
         public var maxWorkers: Int = CaptureCore.defaultMaxWorkers
-        /// An attachment not renewed by a Ready for this long is forgotten, and an assignment not used for this long is
-        /// handed back (SPEC 3).
+        /// An assignment not used for this long is handed back (SPEC 3.2).
         public var creditLifetimeNs: UInt64 = 3_000_000_000
+        /// An attachment not renewed by a Ready for this long is forgotten (SPEC 3.1: threads renew it every 5 s, and
+        /// at once when the collector announces this node's new epoch).
+        public var attachmentLifetimeNs: UInt64 = 15_000_000_000
         /// `--weight`: the stream's share of the workers under overload, relative to other streams (SPEC 3.3).
         public var weight: Double = 1
         /// Unpaced pacing: threads asked for at once at most (each takes one frame).
@@ -264,7 +266,7 @@ public struct CaptureCore<Payload> {
         housekeeping = Housekeeping(lastHelloNs: now.monotonicNs)
         rateLimit = settings.maxFPS.flatMap { $0 > 0 && $0.isFinite ? RateLimit(maxFPS: $0) : nil }
         credits = CreditTable(capacity: settings.maxWorkers, lifetimeNs: settings.creditLifetimeNs)
-        attachments = Attachments(capacity: settings.maxWorkers, lifetimeNs: settings.creditLifetimeNs)
+        attachments = Attachments(capacity: settings.maxWorkers, lifetimeNs: settings.attachmentLifetimeNs)
         statistics = CaptureStatistics(now: now.monotonicNs)
     }
 

@@ -10,7 +10,7 @@ import FacewireCaptureCore
 /// broken one as a crash:
 ///
 /// * no frame goes to a connection without a live credit: an assignment, received within 3 s, for a thread attached
-///   on that connection, each used by one send at most (a model of attachments and assignments, kept beside the core;
+///   on that connection (its last Ready within 15 s), each used by one send at most (a model of attachments and assignments, kept beside the core;
 ///   it ignores hand-backs, whose names do not say which connection's credit went, so it is looser there);
 /// * every assignment is used by one send or handed back to the collector once (`returned` or `unreachable`);
 /// * no request wants more than 64 threads;
@@ -44,7 +44,7 @@ public enum CaptureCoreDriver {
         mutating func word() -> UInt64 { (0..<8).reduce(0) { value, _ in value << 8 | UInt64(byte()) } }
     }
 
-    /// The credits the core may use, as the protocol defines them: a thread's connection (its last Ready within 3 s)
+    /// The credits the core may use, as the protocol defines them: a thread's connection (its last Ready within 15 s)
     /// → when assignments for it came, oldest first.
     private final class Model {
         var attached: [String: (identity: [UInt8], at: UInt64)] = [:]
@@ -118,7 +118,7 @@ public enum CaptureCoreDriver {
                 assignment.worker = pick & 0xE0 != 0 ? "w\(pick % 12)" : "unknown"
                 assignment.number = reader.byte() == 0xFF ? reader.word() : UInt64(pick)
                 model.assignments += 1
-                if let attached = model.attached[assignment.worker], nowNs < attached.at || nowNs - attached.at <= 3_000_000_000 {
+                if let attached = model.attached[assignment.worker], nowNs < attached.at || nowNs - attached.at <= 15_000_000_000 {
                     model.credits[attached.identity, default: []].append(nowNs)
                 }
                 perform(core.assigned(assignment, at: now))

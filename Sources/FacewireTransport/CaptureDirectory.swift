@@ -2,7 +2,7 @@ import Foundation
 
 /// The capture nodes a worker (or a live view) connects to, shared by its threads: bounded, validated and pruned.
 ///
-/// The control thread feeds it every `Welcome` (``learn(_:at:)``); each detection thread keeps one socket per entry
+/// The control thread feeds it every `Welcome` (``learnWithEpochs(_:at:)``); each detection thread keeps one socket per entry
 /// and brings its socket set in line with ``snapshot()`` whenever the generation changes (ZeroMQ sockets belong to
 /// one thread). With CURVE each entry comes with its public key, and a node that announces a new key at the same
 /// endpoint is a new entry.
@@ -13,6 +13,11 @@ import Foundation
 /// `Welcome` has listed for `forgetAfter` ns is forgotten (so its sockets are closed). Pruning happens only when a
 /// `Welcome` arrives: a worker cut off from its collector keeps what it knows. Static entries (`--capture`) are
 /// never forgotten, not validated (the operator's word) and do not count against the cap.
+///
+/// Each announced entry also keeps the highest epoch listed for it: a node restarted at the same endpoint announces a
+/// new (higher) epoch and has forgotten every attachment, so the threads attach again at once (SPEC 3.1) instead of
+/// at their next periodic Ready. The epoch is only compared: any value is harmless (a forged high one only delays
+/// that re-attachment to the periodic Ready).
 ///
 /// No clock inside: every call takes the monotonic time `now` (ns). Thread-safe.
 public final class CaptureDirectory: @unchecked Sendable {
@@ -34,6 +39,8 @@ public final class CaptureDirectory: @unchecked Sendable {
         public var added: [Entry] = []
         /// Entries forgotten (not listed for `forgetAfter`).
         public var forgotten: [Entry] = []
+        /// Entries held already that were listed with a higher epoch than before (their node restarted).
+        public var restarted: [Entry] = []
         /// Counter names to add one to (`captures_rejected_endpoint`, `captures_rejected_key`, `captures_refused_cap`).
         public var counters: [String] = []
 
@@ -57,6 +64,8 @@ public final class CaptureDirectory: @unchecked Sendable {
     /// Announced entries and when a Welcome last listed each, in the order learned.
     private var announced: [Entry] = []
     private var lastListed: [Entry: UInt64] = [:]
+    /// The highest epoch listed for each announced entry.
+    private var epochs: [Entry: UInt64] = [:]
     private var generation: UInt64 = 0
 
     /// - Parameters:
@@ -75,14 +84,21 @@ public final class CaptureDirectory: @unchecked Sendable {
         }
     }
 
-    /// Takes in the capture nodes one `Welcome` lists, received at `now`: new valid ones are added (up to the cap),
-    /// listed ones are kept, and announced ones not listed for `forgetAfter` are forgotten.
+    /// Takes in the capture nodes one `Welcome` lists, received at `now`, without their epochs.
     public func learn(_ listed: [(endpoint: String, key: String?)], at now: UInt64) -> Update {
+        learnWithEpochs(listed.map { ($0.endpoint, $0.key, 0) }, at: now)
+    }
+
+    /// Takes in the capture nodes one `Welcome` lists, received at `now`: new valid ones are added (up to the cap),
+    /// listed ones are kept (and marked restarted when listed with a higher epoch), and announced ones not listed for
+    /// `forgetAfter` are forgotten.
+    public func learnWithEpochs(_ listed: [(endpoint: String, key: String?, epoch: UInt64)], at now: UInt64) -> Update {
         var update = Update()
         lock.withLock {
             // 1. Validate; refresh the entries already held.
             var new: [Entry] = []
-            for (endpoint, key) in listed {
+            var listedEpochs: [Entry: UInt64] = [:]
+            for (endpoint, key, epoch) in listed {
                 guard Self.isValidEndpoint(endpoint) else {
                     update.counters.append("captures_rejected_endpoint")
                     continue
@@ -98,6 +114,7 @@ public final class CaptureDirectory: @unchecked Sendable {
                 }
                 let entry = Entry(endpoint: endpoint, key: key)
                 if staticEntries.contains(entry) { continue }
+                listedEpochs[entry] = max(listedEpochs[entry] ?? 0, epoch)
                 if lastListed[entry] != nil {
                     lastListed[entry] = now
                 } else {
@@ -112,7 +129,16 @@ public final class CaptureDirectory: @unchecked Sendable {
             if !update.forgotten.isEmpty {
                 let gone = Set(update.forgotten)
                 announced.removeAll { gone.contains($0) }
-                for entry in gone { lastListed[entry] = nil }
+                for entry in gone {
+                    lastListed[entry] = nil
+                    epochs[entry] = nil
+                }
+            }
+            // A held entry listed with a higher epoch: its node restarted (in the order held, for a stable result).
+            for entry in announced {
+                guard let epoch = listedEpochs[entry], let known = epochs[entry], epoch > known else { continue }
+                epochs[entry] = epoch
+                update.restarted.append(entry)
             }
             // 3. Add the new ones, up to the cap.
             for entry in new where lastListed[entry] == nil {
@@ -122,16 +148,24 @@ public final class CaptureDirectory: @unchecked Sendable {
                 }
                 announced.append(entry)
                 lastListed[entry] = now
+                epochs[entry] = listedEpochs[entry] ?? 0
                 update.added.append(entry)
             }
-            if !update.added.isEmpty || !update.forgotten.isEmpty { generation &+= 1 }
+            if !update.added.isEmpty || !update.forgotten.isEmpty || !update.restarted.isEmpty { generation &+= 1 }
         }
         return update
     }
 
-    /// Every entry to be connected to now (static ones first), and the generation: it changes whenever the set does.
+    /// Every entry to be connected to now (static ones first), and the generation: it changes whenever the set does,
+    /// or an entry's epoch rises.
     public func snapshot() -> (generation: UInt64, entries: [Entry]) {
         lock.withLock { (generation, staticEntries + announced) }
+    }
+
+    /// Every entry to be connected to now with the highest epoch listed for it (0 for static entries and entries
+    /// learned without epochs), and the generation.
+    public func snapshotWithEpochs() -> (generation: UInt64, entries: [(entry: Entry, epoch: UInt64)]) {
+        lock.withLock { (generation, staticEntries.map { ($0, 0) } + announced.map { ($0, epochs[$0] ?? 0) }) }
     }
 
     /// How many entries the directory holds.

@@ -136,8 +136,8 @@ public final class WorkerNode: @unchecked Sendable {
             }
             let welcomeAt = Clock.monotonicNanoseconds()
             lastWelcome = welcomeAt
-            let update = directory.learn(
-                welcome.captures.map { ($0.frameEndpoint, $0.curvePublicKey.isEmpty ? nil : $0.curvePublicKey) }, at: welcomeAt)
+            let update = directory.learnWithEpochs(
+                welcome.captures.map { ($0.frameEndpoint, $0.curvePublicKey.isEmpty ? nil : $0.curvePublicKey, $0.epoch) }, at: welcomeAt)
             // The stream of each new entry, for the log: one pass over the Welcome (it may list ~10^5 entries), not one
             // per entry added.
             let streams = update.added.isEmpty ? [:] : Dictionary(
@@ -148,6 +148,9 @@ public final class WorkerNode: @unchecked Sendable {
             }
             for entry in update.forgotten {
                 logger.info("forgot capture: no Welcome listed it for 30 s", metadata: ["endpoint": "\(entry.endpoint)"])
+            }
+            for entry in update.restarted {
+                logger.info("capture node restarted (a new epoch): the threads attach to it again", metadata: ["endpoint": "\(entry.endpoint)"])
             }
             for name in update.counters { counters.add(name) }
             if !update.counters.isEmpty, lastDirectoryLog.map({ welcomeAt - $0 >= 10_000_000_000 }) ?? true {
@@ -184,26 +187,29 @@ public final class WorkerNode: @unchecked Sendable {
         }
         /// One DEALER per capture node: the thread attaches to each (Ready), and gets a frame from the one the collector
         /// assigned it to.
-        var captures: [(entry: CaptureDirectory.Entry, socket: ZMQSocket, lastReady: UInt64)] = []
+        var captures: [Capture] = []
         defer {
             captures.forEach { $0.socket.close() }
             results.close()
         }
         var generation: UInt64?
-        // A capture node that restarted has forgotten the attachment, and the collector forgets a thread it has not heard
-        // from for 3 s: an idle thread says Ready and Idle again this often.
-        let refresh: UInt64 = 1_000_000_000
+        // The collector forgets a thread it has not heard from for 3 s: an idle thread says Idle again every second. A
+        // node forgets an attachment after 15 s: Ready again every 5 s, and at once to a node that restarted (a new
+        // epoch in a Welcome: syncCaptures). Readys every second to every node were 3,200 messages a second for 100
+        // cameras and 32 threads, a tenth of a fleet's dispatch capacity (BENCHMARKS "Fleet simulation").
+        let idleRefresh: UInt64 = 1_000_000_000
+        let readyRefresh: UInt64 = 5_000_000_000
 
         while !stop.isStopped {
             if directory.currentGeneration != generation {
                 generation = syncCaptures(&captures)
             }
             let now = Clock.monotonicNanoseconds()
-            for index in captures.indices where now - captures[index].lastReady >= refresh {
+            for index in captures.indices where captures[index].lastReady.map({ now &- $0 >= readyRefresh }) ?? true {
                 _ = try? captures[index].socket.send([ready], dontWait: true)
                 captures[index].lastReady = now
             }
-            if !captures.isEmpty, now &- lastIdle >= refresh { sayIdle() }
+            if !captures.isEmpty, now &- lastIdle >= idleRefresh { sayIdle() }
             guard !captures.isEmpty else {
                 stop.sleep(seconds: 0.1)
                 continue
@@ -240,15 +246,32 @@ public final class WorkerNode: @unchecked Sendable {
         if drained > 0 { logger.info("finished the frames in hand before stopping", metadata: ["frames": "\(drained)", "thread": "\(index)"]) }
     }
 
+    /// A detection thread's connection to one capture node.
+    private struct Capture {
+        var entry: CaptureDirectory.Entry
+        var socket: ZMQSocket
+        /// The node's epoch when the thread last attached (0: unknown).
+        var epoch: UInt64
+        /// When the thread last sent it a Ready (nil: never, or the node restarted since).
+        var lastReady: UInt64?
+    }
+
     /// Brings this thread's capture sockets in line with the directory: closes those for forgotten entries, connects
     /// new ones. Returns the generation synced to.
-    private func syncCaptures(_ captures: inout [(entry: CaptureDirectory.Entry, socket: ZMQSocket, lastReady: UInt64)]) -> UInt64 {
-        let (generation, entries) = directory.snapshot()
-        let wanted = Set(entries)
-        for capture in captures where !wanted.contains(capture.entry) { capture.socket.close() }
-        captures.removeAll { !wanted.contains($0.entry) }
+    private func syncCaptures(_ captures: inout [Capture]) -> UInt64 {
+        let (generation, listed) = directory.snapshotWithEpochs()
+        let epochs = Dictionary(listed.map { ($0.entry, $0.epoch) }, uniquingKeysWith: max)
+        for capture in captures where epochs[capture.entry] == nil { capture.socket.close() }
+        captures.removeAll { epochs[$0.entry] == nil }
+        for index in captures.indices {
+            // A node restarted at the same endpoint has forgotten this thread: attach again now (the socket reconnects
+            // by itself).
+            guard let epoch = epochs[captures[index].entry], epoch > captures[index].epoch else { continue }
+            captures[index].epoch = epoch
+            captures[index].lastReady = nil
+        }
         let held = Set(captures.map(\.entry))
-        for entry in entries where !held.contains(entry) {
+        for (entry, epoch) in listed where !held.contains(entry) {
             let socket: ZMQSocket
             do {
                 socket = try ZMQSocket(context: context, kind: .dealer)
@@ -271,7 +294,7 @@ public final class WorkerNode: @unchecked Sendable {
                     try socket.makeCurveClient(serverKey: key, keyPair: security.keyPair)
                 }
                 try socket.connect(entry.endpoint)
-                captures.append((entry, socket, 0))
+                captures.append(Capture(entry: entry, socket: socket, epoch: epoch, lastReady: nil))
             } catch {
                 socket.close()
                 logger.error("cannot connect to capture", metadata: ["endpoint": "\(entry.endpoint)", "error": "\(error)"])

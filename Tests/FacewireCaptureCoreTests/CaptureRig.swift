@@ -63,9 +63,10 @@ struct CaptureRig {
     /// Which connection each thread name attached on last, and when (the rig's copy, for the link's rule).
     var attachedAt: [String: (identity: String, ns: UInt64)] = [:]
 
-    /// An assignment is about to reach the core: the link allows one frame to the thread's connection.
+    /// An assignment is about to reach the core: the link allows one frame to the thread's connection, if the thread's
+    /// Ready reached the node within 15 s (SPEC 3.1).
     private mutating func allow(_ assignment: Assignment) {
-        guard let attached = attachedAt[assignment.worker], clockNs - attached.ns <= 3_000_000_000 else { return }
+        guard let attached = attachedAt[assignment.worker], clockNs - attached.ns <= 15_000_000_000 else { return }
         link.allowances[attached.identity, default: []].append(clockNs)
     }
 

@@ -75,5 +75,45 @@ extension IntegrationTests {
                 if let endIndex, let lastFrame { #expect(endIndex > lastFrame, "epoch \(epoch) ended before its last frame") }
             }
         }
+
+        /// A node restarted at the same endpoint has forgotten every attachment; the workers' sockets reconnect by
+        /// themselves, and the threads must attach again when the collector announces the new epoch rather than at
+        /// their next periodic Ready (SPEC 3.1).
+        @Test("the capture node restarted on the same port: the threads attach again at its new epoch; both epochs whole",
+              .timeLimit(.minutes(15)))
+        func samePortRestart() async throws {
+            let cluster = try TestCluster("restart-same-port")
+            defer { cluster.cleanup() }
+            let frames = cluster.directory.appendingPathComponent("frames")
+            try SyntheticFrames.writeFolder(frames, count: 200, width: 320, height: 240)
+            let ports = try freeLoopbackPorts(3)
+            let control = "tcp://127.0.0.1:\(ports[0])"
+            let collector = try await cluster.startCollector(control: control, publish: "tcp://127.0.0.1:\(ports[1])", ["--max-delay", "3000"])
+            let tail = try await cluster.startTail(control: control, ["--stream", "cam", "--events"])
+            let worker = try await cluster.startWorker(control: control, ["--threads", "2", "--detector", "synthetic", "--synthetic-ms", "20"])
+            let arguments = ["--role", "capture", "--source", frames.path, "--stream", "cam", "--bind", "tcp://127.0.0.1:\(ports[2])", "--collector", control]
+            let first = try cluster.facewire("capture-1", arguments + ["--fps", "30"])
+            try await tail.waitFor(.stdout, "10 frame lines of the first epoch") { lines in
+                lines.filter { $0.contains("\"status\"") }.count >= 10
+            }
+            first.killNow()
+            let secondFrames = 12
+            _ = try cluster.facewire("capture-2", arguments + ["--fps", "max", "--frames", String(secondFrames)])
+            try await tail.waitFor(.stdout, "two streamEnded lines") { lines in
+                lines.filter { $0.contains("\"event\":\"streamEnded\"") }.count >= 2
+            }
+            collector.stop()
+            #expect(worker.lines(.stderr).contains { $0.contains("capture node restarted") && $0.contains(":\(ports[2])") },
+                    "the worker did not see the new epoch\n\(cluster.diagnostics())")
+            let lines = try FrameLine.parseAll(tail.lines(.stdout))
+            let epochs = Array(Set(lines.map(\.epoch))).sorted()
+            #expect(epochs.count == 2, "epochs \(epochs)\n\(cluster.diagnostics())")
+            guard epochs.count == 2 else { return }
+            let old = lines.filter { $0.epoch == epochs[0] }
+            let new = lines.filter { $0.epoch == epochs[1] }
+            #expect(orderProblems(old, count: old.count).isEmpty, "old epoch: \(orderProblems(old, count: old.count))")
+            #expect(orderProblems(new, count: secondFrames).isEmpty, "new epoch: \(orderProblems(new, count: secondFrames))")
+            #expect(new.filter { $0.status == "processed" }.count == secondFrames, "the new epoch, unpaced, is analysed whole")
+        }
     }
 }

@@ -107,4 +107,43 @@ struct CaptureDirectoryTests {
         #expect(directory.learn([], at: 0).forgotten.isEmpty)
         #expect(directory.learn([], at: .max).forgotten.count == 1)
     }
+
+    @Test("a node listed with a higher epoch is marked restarted and changes the generation; lower, equal or absurd epochs do not flap")
+    func restartedNodes() {
+        let directory = CaptureDirectory(["tcp://static:1"])
+        let a = CaptureDirectory.Entry(endpoint: "tcp://a:1")
+        _ = directory.learnWithEpochs([("tcp://a:1", nil, 100), ("tcp://b:1", nil, 7)], at: 0)
+        #expect(directory.snapshotWithEpochs().entries.map(\.epoch) == [0, 100, 7], "static entries have no epoch")
+        var generation = directory.currentGeneration
+
+        // The old and the new incarnation both listed (the collector has not expired the old one yet): the higher wins.
+        var update = directory.learnWithEpochs([("tcp://a:1", nil, 100), ("tcp://a:1", nil, 250), ("tcp://b:1", nil, 7)], at: Self.second)
+        #expect(update.restarted == [a])
+        #expect(update.added.isEmpty)
+        #expect(directory.currentGeneration != generation)
+        #expect(directory.snapshotWithEpochs().entries.first { $0.entry == a }?.epoch == 250)
+        generation = directory.currentGeneration
+
+        // Listed again in either order, or with a lower epoch: nothing changes, so threads do not attach again.
+        for listing: [(endpoint: String, key: String?, epoch: UInt64)] in [
+            [("tcp://a:1", nil, 250), ("tcp://a:1", nil, 100)], [("tcp://a:1", nil, 0)], [("tcp://a:1", nil, 249)],
+        ] {
+            update = directory.learnWithEpochs(listing + [("tcp://b:1", nil, 7)], at: 2 * Self.second)
+            #expect(update.restarted.isEmpty)
+        }
+        #expect(directory.currentGeneration == generation)
+
+        // An absurd epoch is only compared.
+        update = directory.learnWithEpochs([("tcp://a:1", nil, .max), ("tcp://b:1", nil, 7)], at: 3 * Self.second)
+        #expect(update.restarted == [a])
+        #expect(directory.learnWithEpochs([("tcp://a:1", nil, .max)], at: 4 * Self.second).restarted.isEmpty)
+
+        // A static entry listed by a Welcome stays the operator's: never marked restarted.
+        #expect(directory.learnWithEpochs([("tcp://static:1", nil, 9)], at: 5 * Self.second).restarted.isEmpty)
+        // A forgotten entry that comes back is added anew, not restarted.
+        _ = directory.learn([], at: 100 * Self.second)
+        update = directory.learnWithEpochs([("tcp://a:1", nil, 1)], at: 101 * Self.second)
+        #expect(update.added == [a])
+        #expect(update.restarted.isEmpty)
+    }
 }
