@@ -57,6 +57,9 @@ public struct StreamTable<Payload> {
     public let endedMemory: UInt64
 
     private var buffers: [Key: ReorderBuffer<Payload>] = [:]
+    /// The keys of `buffers`, sorted: kept as keys open and close, not sorted again on every tick (a collector ticks
+    /// after every batch of messages, hundreds of times a second, over every open stream).
+    private var sortedKeys: [Key] = []
     /// The newest epoch seen per stream.
     private var newestEpoch: [String: UInt64] = [:]
     /// Epochs whose end was emitted, with when.
@@ -83,7 +86,7 @@ public struct StreamTable<Payload> {
     public var openCount: Int { buffers.count }
 
     /// The open keys, sorted.
-    public var openKeys: [Key] { buffers.keys.sorted() }
+    public var openKeys: [Key] { sortedKeys }
 
     /// The buffer of an open key (for its head and counters).
     public func buffer(_ key: Key) -> ReorderBuffer<Payload>? { buffers[key] }
@@ -130,6 +133,7 @@ public struct StreamTable<Payload> {
             }
             newestEpoch[stream] = epoch
             buffers[key] = ReorderBuffer(maxDelayNanoseconds: maxDelay, maxPending: maxPending)
+            sortedKeys.insert(key, at: insertionIndex(of: key))
             outcome.opened = key
         }
         let emissions = update(key, now: now) { buffer in
@@ -160,13 +164,27 @@ public struct StreamTable<Payload> {
         update(key, now: now) { $0.flush(reason: reason) }
     }
 
+    /// Where `key` goes in `sortedKeys` (binary search).
+    private func insertionIndex(of key: Key) -> Int {
+        var (low, high) = (0, sortedKeys.count)
+        while low < high {
+            let middle = low + (high - low) / 2
+            if sortedKeys[middle] < key { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// Runs `body` on the buffer of `key` in place (a copy taken out of the dictionary would make every result copy
+    /// the buffer's pending results), then forgets the buffer if it finished.
     private mutating func update(_ key: Key, now: UInt64, _ body: (inout ReorderBuffer<Payload>) -> [Emission]) -> [Emission] {
-        guard var buffer = buffers[key] else { return [] }
-        let before = buffer.pendingBytes
-        let emissions = body(&buffer)
-        pendingBytes = pendingBytes &- before &+ buffer.pendingBytes
-        if buffer.isFinished {
+        guard let index = buffers.index(forKey: key) else { return [] }
+        let before = buffers.values[index].pendingBytes
+        let emissions = body(&buffers.values[index])
+        pendingBytes = pendingBytes &- before &+ buffers.values[index].pendingBytes
+        if buffers.values[index].isFinished {
             buffers[key] = nil
+            let position = insertionIndex(of: key)
+            if position < sortedKeys.count, sortedKeys[position] == key { sortedKeys.remove(at: position) }
             ended = ended.filter { now &- $0.value < endedMemory }
             ended[key] = now
             // Bounded in number too (8 × maxOpen): a flood of short streams forgets the oldest ends first.
@@ -180,8 +198,6 @@ public struct StreamTable<Payload> {
                 let newest = Key(stream: $0.key, epoch: $0.value)
                 return buffers[newest] != nil || ended[newest] != nil
             }
-        } else {
-            buffers[key] = buffer
         }
         return emissions
     }

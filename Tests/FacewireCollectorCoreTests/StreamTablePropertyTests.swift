@@ -136,6 +136,10 @@ struct StreamTablePropertyTests {
                 #expect((table.buffer(key)?.pendingCount ?? 0) <= Self.maxPending, "seed \(seed): memory bound")
             }
             record(table.tick(at: now), at: now)
+            // The open keys (kept sorted as keys open and close) are exactly the opened ones not yet ended, in order.
+            let keys = table.openKeys
+            #expect(keys == Set(opened).subtracting(endedAt.keys).sorted(), "seed \(seed): open keys \(keys)")
+            #expect(keys.count == table.openCount && keys.allSatisfy { table.buffer($0) != nil }, "seed \(seed): open keys \(keys)")
             now += ms(1)
         }
 
