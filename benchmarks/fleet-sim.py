@@ -481,9 +481,11 @@ class TailFile(threading.Thread):
             return
         if "status" in line:
             key = (line["stream"], line["epoch"])
-            total = line.get("timings", {}).get("total")
+            timings = line.get("timings", {})
+            service = timings["decode"] + timings["detect"] if "decode" in timings and "detect" in timings else None
             self.frames.append((arrival, key[0], key[1], line["seq"], line["status"], line.get("reason", ""),
-                                line.get("runLength", 1), line.get("worker", ""), total, line.get("captureTime")))
+                                line.get("runLength", 1), line.get("worker", ""), timings.get("total"), line.get("captureTime"),
+                                timings.get("queue"), service))
             self.keys.add(key)
         elif line.get("event") == "streamEnded":
             key = (line["stream"], line["epoch"])
@@ -791,6 +793,14 @@ def analyse(run):
     rss = {role: {"processes": len(values), "mean_mb": statistics.mean(values) / 1024, "max_mb": max(values) / 1024}
            for role, values in run["rss"].items() if values}
     timeout_steady = drops(steady).get("timeout", 0)
+    # Where a thread's time goes under overload (every thread wanted all the time): its cycle, threads / processed
+    # per second, is its service (decode + the synthetic sleep, which ends late on a busy machine) plus the gap between
+    # its result and its next frame (Idle to the collector, Assignment to the node, the frame to the thread).
+    services = [frame[11] for frame in processed if frame[11] is not None]
+    queues = sorted(frame[10] for frame in processed if frame[10] is not None)
+    service_ms = statistics.mean(services) if services else float("nan")
+    real_threads = spec["threads"] - spec["black_holes"]
+    cycle_ms = real_threads * 1000 / max(1e-9, len(processed) / seconds)
     result = {
         "scenario": spec["name"], "cameras": spec["cameras"], "fps": spec["fps"], "threads": spec["threads"],
         "black_holes": spec["black_holes"], "restart_every_s": spec["restart_every"],
@@ -812,6 +822,10 @@ def analyse(run):
         "rss_total_peak_mb": max((m[1] for m in run["memory"]), default=0) / 1024,
         "mem_available_min_mb": min((m[2] for m in run["memory"]), default=0) / 1024,
         "ejections": run["ejections"], "readmissions": run["readmissions"],
+        "service_ms_mean": service_ms, "thread_cycle_ms": cycle_ms, "gap_ms": cycle_ms - service_ms,
+        "queue_ms_p50": percentile(queues, 0.5), "queue_ms_p99": percentile(queues, 0.99),
+        "fraction_of_served_capacity": len(processed) / seconds / max(1e-9, min(offered, real_threads * 1000 / service_ms))
+        if services else float("nan"),
         "collector_dispatch_counters": {k: v for k, v in run["counters"].items() if k.startswith("dispatch_")},
     }
     if spec["black_holes"]:
@@ -878,6 +892,11 @@ def details(result, spec):
         lines.append(f"- {LABELS[spec['name']]}: {result['restarts']} restarts, {result['epochs']} epochs, {result['killed_epochs']} "
                      f"killed epochs; seqs they never reported: {result['superseded_drops']} dropped as `superseded` (announced in "
                      f"a hello, never sent), about {result['never_reported_estimate']} numbered after their node's last word (estimate)")
+    if result["offered_fps"] > result["capacity_fps"]:
+        lines.append(f"- {LABELS[spec['name']]}: a thread's cycle {result['thread_cycle_ms']:.1f} ms = service (decode + synthetic "
+                     f"sleep, as it ended) {result['service_ms_mean']:.1f} ms + gap to its next frame {result['gap_ms']:.1f} ms; "
+                     f"capture → worker p50 {result['queue_ms_p50']:.2f} / p99 {result['queue_ms_p99']:.2f} ms; processed "
+                     f"{result['fraction_of_served_capacity']:.2f} of the capacity the threads' actual service times give")
     counters = result["collector_dispatch_counters"]
     if counters:
         keys = ("dispatch_assignments", "dispatch_strikes", "dispatch_threads_ejected", "dispatch_idle_without_result",

@@ -65,6 +65,22 @@ struct ImageFolderSourceTests {
         #expect(source.skipped.first?.reason.contains("truncated") == true)
     }
 
+    @Test("the content fingerprint tells apart files that differ in one byte anywhere, or only in length")
+    func contentFingerprint() {
+        var generator = SystemRandomNumberGenerator()
+        for count in [0, 1, 7, 8, 9, 63, 4096, 43_211] {
+            let bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let base = StillImageLoader.fingerprint(bytes)
+            #expect(StillImageLoader.fingerprint(bytes) == base, "\(count) bytes: stable")
+            for position in Set([0, count / 2, count - 1]) where count > 0 {
+                var changed = bytes
+                changed[position] ^= 0x01
+                #expect(StillImageLoader.fingerprint(changed) != base, "\(count) bytes: byte \(position) flipped")
+            }
+            #expect(StillImageLoader.fingerprint(bytes + [0]) != base, "\(count) bytes: one zero byte appended")
+        }
+    }
+
     @Test func exifOrientationIsReported() throws {
         let folder = try TestFiles.makeTemporaryFolder()
         defer { TestFiles.remove(folder) }
