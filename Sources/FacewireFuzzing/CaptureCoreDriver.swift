@@ -10,8 +10,9 @@ import FacewireCaptureCore
 /// broken one as a crash:
 ///
 /// * no frame goes to a connection without a live credit: an assignment, received within 3 s, for a thread attached
-///   on that connection (its last Ready within 15 s), each used by one send at most (a model of attachments and assignments, kept beside the core;
-///   it ignores hand-backs, whose names do not say which connection's credit went, so it is looser there);
+///   on that connection (its last Ready within 15 s), each used by one send at most (a model of attachments and
+///   assignments, kept beside the core; it ignores hand-backs, whose names do not say which connection's credit went,
+///   so it is looser there);
 /// * every assignment is used by one send or handed back to the collector once (`returned` or `unreachable`);
 /// * no request wants more than 64 threads;
 /// * every sequence of every epoch is sent or reported skipped exactly once, 0 up to the epoch's `StreamEnd`, which

@@ -2,10 +2,10 @@ import Foundation
 
 /// The capture nodes a worker (or a live view) connects to, shared by its threads: bounded, validated and pruned.
 ///
-/// The control thread feeds it every `Welcome` (``learnWithEpochs(_:at:)``); each detection thread keeps one socket per entry
-/// and brings its socket set in line with ``snapshot()`` whenever the generation changes (ZeroMQ sockets belong to
-/// one thread). With CURVE each entry comes with its public key, and a node that announces a new key at the same
-/// endpoint is a new entry.
+/// The control thread feeds it every `Welcome` (``learnWithEpochs(_:at:)``); each detection thread keeps one socket
+/// per entry and brings its socket set in line with ``snapshotWithEpochs()`` whenever the generation changes (ZeroMQ
+/// sockets belong to one thread). With CURVE each entry comes with its public key, and a node that announces a new
+/// key at the same endpoint is a new entry.
 ///
 /// Every announced value is hostile: an endpoint must be `tcp://host:port` or `ipc://path` of at most
 /// ``maxEndpointBytes`` bytes, a key 40 Z85 characters; others are rejected and counted. At most `maxEntries`

@@ -196,7 +196,7 @@ public final class WorkerNode: @unchecked Sendable {
         // The collector forgets a thread it has not heard from for 3 s: an idle thread says Idle again every second. A
         // node forgets an attachment after 15 s: Ready again every 5 s, and at once to a node that restarted (a new
         // epoch in a Welcome: syncCaptures). Readys every second to every node were 3,200 messages a second for 100
-        // cameras and 32 threads, a tenth of a fleet's dispatch capacity (BENCHMARKS "Fleet simulation").
+        // cameras and 32 threads, more than the frames' own dispatch (BENCHMARKS "Fleet simulation").
         let idleRefresh: UInt64 = 1_000_000_000
         let readyRefresh: UInt64 = 5_000_000_000
 
