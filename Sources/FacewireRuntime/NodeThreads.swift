@@ -39,7 +39,11 @@ public final class NodeThreads: @unchecked Sendable {
     }
 }
 
-/// A short id for this process, unique enough across a cluster: `host:pid`.
+/// A short id for a node, unique across a cluster: `host:pid-rrrrrr`, with six random hex digits. Host and pid alone
+/// collide where containers share the host's name and each runs as pid 1 (Docker's `--network host`, Kubernetes'
+/// `hostNetwork`): two workers would then give their threads the same ids, which SPEC 3.1 forbids.
 public func defaultNodeID() -> String {
-    "\(ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "host"):\(getpid())"
+    let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "host"
+    let suffix = String(UInt32.random(in: 0..<(1 << 24)), radix: 16)
+    return "\(host):\(getpid())-\(String(repeating: "0", count: 6 - suffix.count))\(suffix)"
 }

@@ -25,7 +25,7 @@ struct WorkerCommand: AsyncParsableCommand {
     @Option(help: "Detection threads (default: the cores this process may use).")
     var threads: Int?
 
-    @Option(help: "Worker id in results (default: host:pid).")
+    @Option(help: "Worker id in results; must be unique in the cluster (default: host:pid-rrrrrr, six random hex digits).")
     var id: String?
 
     @Option(help: "CURVE: the public key (.pub) of the capture nodes given with --capture (announced ones bring theirs).")
