@@ -297,6 +297,11 @@ public struct CaptureCore<Payload> {
         switch attachments.attach(worker, identity: identity, at: now.monotonicNs) {
         case .attached: out.count("workers_attached")
         case .renewed: break
+        case .moved: out.count("workers_moved")
+        case .duplicate:
+            refuse(
+                "workers_duplicate_id", "two worker threads send Readys with the same id (SPEC 3.1: ids must be unique); the latest wins",
+                at: now, into: &out, ["worker": worker])
         case .refusedFull:
             refuse(
                 "attachments_refused_cap", "a worker thread was refused: --max-workers \(attachments.capacity) threads are attached",
@@ -791,11 +796,13 @@ public struct CaptureCore<Payload> {
     }
 
     /// Counts a refused Ready and logs it at most once per warning interval, with how many since the last line.
-    private mutating func refuse(_ counter: String, _ message: String, at now: Instant, into out: inout Output) {
+    private mutating func refuse(
+        _ counter: String, _ message: String, at now: Instant, into out: inout Output, _ metadata: [String: String] = [:]
+    ) {
         out.count(counter)
         housekeeping.refusedSinceWarning[counter, default: 0] += 1
         if let last = housekeeping.lastWarningNs[counter], now.monotonicNs.saturatingDistance(from: last) < settings.warningIntervalNs { return }
-        out.log(.warning, message, ["refused": "\(housekeeping.refusedSinceWarning[counter] ?? 0)", "counter": "\(counter)"])
+        out.log(.warning, message, metadata.merging(["refused": "\(housekeeping.refusedSinceWarning[counter] ?? 0)", "counter": "\(counter)"]) { $1 })
         housekeeping.lastWarningNs[counter] = now.monotonicNs
         housekeeping.refusedSinceWarning[counter] = 0
     }

@@ -96,11 +96,19 @@ struct Attachments {
     struct Entry {
         var identity: [UInt8]
         var renewedNs: UInt64
+        /// The connection it was attached on before its last move, if it moved.
+        var previous: [UInt8]? = nil
     }
 
     enum Attachment: Equatable {
         case attached
         case renewed
+        /// Renewed from another connection than before: a reconnect (a connection gets a new routing id), or a second
+        /// thread with the same id.
+        case moved
+        /// Moved back to the connection it moved from: a reconnected connection never comes back, so two live
+        /// threads share the id (SPEC 3.1 forbids it; the latest Ready still wins).
+        case duplicate
         case refusedFull
     }
 
@@ -117,9 +125,13 @@ struct Attachments {
 
     /// Records a Ready from thread `name` on connection `identity` (a thread that reconnected moves to its new one).
     mutating func attach(_ name: String, identity: [UInt8], at now: UInt64) -> Attachment {
-        if entries[name] != nil {
-            entries[name] = Entry(identity: identity, renewedNs: now)
-            return .renewed
+        if let entry = entries[name] {
+            guard entry.identity != identity else {
+                entries[name]?.renewedNs = now
+                return .renewed
+            }
+            entries[name] = Entry(identity: identity, renewedNs: now, previous: entry.identity)
+            return entry.previous == identity ? .duplicate : .moved
         }
         guard entries.count < capacity else { return .refusedFull }
         entries[name] = Entry(identity: identity, renewedNs: now)

@@ -224,6 +224,32 @@ struct CaptureCoreCreditTests {
         #expect(rig.requests.last?.wanted == 1, "the node asks for a thread")
     }
 
+    @Test("a thread that reconnects moves its attachment; two live threads sharing an id are told apart from reconnects and warned about")
+    func duplicateIDs() {
+        var rig = CaptureRig(.live)
+        // Reconnects: each connection is new, none comes back.
+        rig.attach("c1", worker: "w")
+        rig.attach("c2", worker: "w")
+        rig.attach("c3", worker: "w")
+        rig.attach("c3", worker: "w")
+        #expect(rig.counters.value("workers_moved") == 2)
+        #expect(rig.counters.value("workers_duplicate_id") == 0)
+        #expect(rig.core.attachedWorkers == 1)
+        // A second live thread with the same id: the Readys alternate between two connections.
+        rig.attach("c4", worker: "w")
+        rig.attach("c3", worker: "w")
+        rig.attach("c4", worker: "w")
+        #expect(rig.counters.value("workers_duplicate_id") == 2)
+        #expect(rig.core.attachedWorkers == 1, "one name, one attachment: the latest Ready wins")
+        let warnings = rig.outputs.flatMap(\.logs).filter { $0.metadata["counter"] == "workers_duplicate_id" }
+        #expect(warnings.count == 1, "warned once per interval")
+        #expect(warnings.first?.metadata["worker"] == "w")
+        // The frame goes to the connection that attached last.
+        rig.idle("c4", worker: "w")
+        rig.read(0)
+        #expect(rig.sent == ["0→c4"])
+    }
+
     @Test("a failed send hands the thread back as unreachable and the next assigned thread is tried")
     func failedSends() {
         var rig = CaptureRig(.live)
