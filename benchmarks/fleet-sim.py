@@ -30,8 +30,14 @@ Scenarios, one table row each:
    `--restart-every` 30 s, staggered so that the restarts are spread evenly over the run. A killed epoch has no
    StreamEnd from its node: the collector ends it as superseded (SPEC 9.6).
 
-Measured from the tail's lines (by arrival; the steady part leaves out the first `--warmup` seconds after the workers
-start and the last `--cooldown` seconds before the capture nodes are stopped; a dropped run counts its runLength):
+Start (`--start`): by default the workers first, then the capture processes at random moments over `--stagger` 1 s
+(seeded), so that the cameras' frame times fall at random phases, as independent cameras' do. `--start together`
+starts the capture nodes first; every one then waits for a worker, and the workers' arrival starts every camera's
+timeline within a few dispatch rounds: the cameras stay phase-locked, in bursts of 32 frames (a cold start of a whole
+fleet, the worst case for latency under capacity).
+
+Measured from the tail's lines (by arrival; the steady part leaves out the first `--warmup` seconds after everything
+started and the last `--cooldown` seconds before the capture nodes are stopped; a dropped run counts its runLength):
 processed frames/s and its fraction of min(offered, capacity of the real threads); each stream's processed frames/s
 (least-served, mean, and their ratio); p50/p99 of `timings.total` (capture to the collector's output) over processed
 frames; drops by reason. Checked on the whole run, per (stream, epoch): every seq from 0 to the end appears exactly
@@ -53,6 +59,7 @@ import argparse
 import importlib.util
 import json
 import math
+import random
 import os
 import re
 import resource
@@ -98,6 +105,12 @@ def parse_arguments(argv=None):
     parser.add_argument("--synthetic-ms", type=int, default=50)
     parser.add_argument("--black-holes", type=int, default=5, help="threads of the 32 that black-hole (black-holes scenario)")
     parser.add_argument("--restart-every", type=float, default=30, help="seconds between restarts of one capture node")
+    parser.add_argument("--start", choices=("staggered", "together"), default="staggered",
+                        help="staggered: workers first, then the capture processes at random moments over --stagger "
+                             "seconds, so that the cameras' frame times are spread as independent cameras' are; together: "
+                             "the capture nodes first, all waiting for the workers, whose arrival then starts every "
+                             "camera's timeline within a few dispatch rounds (phase-locked cameras, a cold start)")
+    parser.add_argument("--stagger", type=float, default=1.0, help="seconds over which --start staggered starts the captures")
     parser.add_argument("--capture-procs", type=int, default=20, help="processes the capture nodes share (restarted whole)")
     parser.add_argument("--capture-hosts", type=int, default=4, help="namespaces the capture processes are spread over")
     parser.add_argument("--worker-hosts", type=int, default=4, help="namespaces the workers are spread over")
@@ -564,18 +577,34 @@ def run_scenario(logs, spec):
         follower = TailFile(tail_path)
         follower.start()
         wait_until("the tail's subscription", logged(tail, "tail subscribed"), 30)
-        for index in range(processes):
-            start_capture(index)
-        # Captures first: every worker's first hello is answered with all of them.
-        wait_until("the capture nodes' hellos", logged(collector, "capture announced", cameras), 60 + 2 * cameras)
+        def start_captures():
+            if args.start == "together":
+                for index in range(processes):
+                    start_capture(index)
+            else:
+                # A timed node's timeline starts when its first frame is sent: with the workers already there, at its
+                # start (plus discovery), so random start moments give the cameras random phases.
+                moments = sorted((rng.uniform(0, args.stagger), index) for index in range(processes))
+                begin = time.monotonic()
+                for moment, index in moments:
+                    time.sleep(max(0.0, begin + moment - time.monotonic()))
+                    start_capture(index)
+            wait_until("the capture nodes' hellos", logged(collector, "capture announced", cameras), 60 + 2 * cameras)
+
+        rng = random.Random(28)
+        # Together: captures first, so that every worker's first hello is answered with all of them.
+        if args.start == "together":
+            start_captures()
         real = spec["threads"] - spec["black_holes"]
         workers = worker_hosts()
         # A worker keeps a restarted node's old endpoint for 30 s after the collector stops listing it: room for 3 each.
         max_captures = 3 * cameras + 16
+        worker_nodes = []
         for index, threads in enumerate(split(real, args.workers_procs)):
-            nodes.append(facewire(run_logs, f"worker-{index}", workers[index % len(workers)][0], [
+            worker_nodes.append(facewire(run_logs, f"worker-{index}", workers[index % len(workers)][0], [
                 "--role", "worker", "--collector", control, "--threads", str(threads), "--detector", "synthetic",
                 "--synthetic-ms", str(args.synthetic_ms), "--id", f"w{index}", "--max-captures", str(max_captures)]))
+        nodes.extend(worker_nodes)
         agents = []
         if spec["black_holes"]:
             identifiers = [f"bh{k}" for k in range(spec["black_holes"])]
@@ -586,6 +615,10 @@ def run_scenario(logs, spec):
                         sys.executable, SCRIPT, "--black-hole-agent", "--agent-collector", control,
                         "--agent-ids", ",".join(mine)], stdout=subprocess.PIPE))
             nodes.extend(agents)
+        if args.start == "staggered":
+            for worker in worker_nodes:
+                wait_until("the workers", logged(worker, "worker running"), 60)
+            start_captures()
 
         started = time.monotonic()
         stop_at = started + args.seconds
@@ -824,6 +857,7 @@ def analyse(run):
         "ejections": run["ejections"], "readmissions": run["readmissions"],
         "service_ms_mean": service_ms, "thread_cycle_ms": cycle_ms, "gap_ms": cycle_ms - service_ms,
         "queue_ms_p50": percentile(queues, 0.5), "queue_ms_p99": percentile(queues, 0.99),
+        "queue_ms_mean": statistics.mean(queues) if queues else float("nan"),
         "fraction_of_served_capacity": len(processed) / seconds / max(1e-9, min(offered, real_threads * 1000 / service_ms))
         if services else float("nan"),
         "collector_dispatch_counters": {k: v for k, v in run["counters"].items() if k.startswith("dispatch_")},
@@ -895,7 +929,7 @@ def details(result, spec):
     if result["offered_fps"] > result["capacity_fps"]:
         lines.append(f"- {LABELS[spec['name']]}: a thread's cycle {result['thread_cycle_ms']:.1f} ms = service (decode + synthetic "
                      f"sleep, as it ended) {result['service_ms_mean']:.1f} ms + gap to its next frame {result['gap_ms']:.1f} ms; "
-                     f"capture → worker p50 {result['queue_ms_p50']:.2f} / p99 {result['queue_ms_p99']:.2f} ms; processed "
+                     f"capture → worker mean {result['queue_ms_mean']:.2f}, p50 {result['queue_ms_p50']:.2f} / p99 {result['queue_ms_p99']:.2f} ms; processed "
                      f"{result['fraction_of_served_capacity']:.2f} of the capacity the threads' actual service times give")
     counters = result["collector_dispatch_counters"]
     if counters:

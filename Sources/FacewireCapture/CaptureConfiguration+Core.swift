@@ -23,6 +23,12 @@ extension CaptureConfiguration {
         settings.detection = self.settings
         settings.maxWorkers = maxWorkers
         settings.statisticsIntervalNs = CaptureCore<[UInt8]>.nanoseconds(statisticsIntervalSeconds)
+        if case .timed(let fps, _) = pacing {
+            // A random phase within one frame interval, at most 1 s (a video's nominal rate may be anything):
+            // CaptureCore.Settings.timelinePhaseNs.
+            let interval = min(CaptureCore<[UInt8]>.nanoseconds(1 / fps), 1_000_000_000)
+            settings.timelinePhaseNs = UInt64.random(in: 0..<max(1, interval))
+        }
         return settings
     }
 }

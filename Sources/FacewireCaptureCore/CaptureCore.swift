@@ -64,6 +64,11 @@ public struct CaptureCore<Payload> {
         /// An attachment not renewed by a Ready for this long is forgotten (SPEC 3.1: threads renew it every 5 s, and
         /// at once when the collector announces this node's new epoch).
         public var attachmentLifetimeNs: UInt64 = 15_000_000_000
+        /// Timed pacing: the timeline starts this long after seq 0 is sent, so seq 1 and every later frame come that much
+        /// later. The shell picks a random fraction of a frame interval: files started together (several in one
+        /// process, or a fleet waiting for its first worker, whose arrival sends every seq 0 at once) would otherwise
+        /// send their frames in step, in bursts the workers queue, where independent cameras fall at random phases.
+        public var timelinePhaseNs: UInt64 = 0
         /// `--weight`: the stream's share of the workers under overload, relative to other streams (SPEC 3.3).
         public var weight: Double = 1
         /// Unpaced pacing: threads asked for at once at most (each takes one frame).
@@ -365,8 +370,12 @@ public struct CaptureCore<Payload> {
         switch outcome {
         case .sent:
             out.count("frames_sent")
+            // From its capture time to its send (mostly the wait for a thread): the statistics' mean.
+            let waited = frame.header.sentTimeUs.subtractingReportingOverflow(frame.header.captureTimeUs)
+            out.count("source_wait_us", waited.overflow || waited.partialValue < 0 ? 0 : UInt64(waited.partialValue))
             flushSkips(into: &out)
-            if case .wait(startsTimeline: true) = fallback { timeline.startNs = now.monotonicNs }  // the timeline starts now
+            // The timeline starts now, shifted by the node's phase.
+            if case .wait(startsTimeline: true) = fallback { timeline.startNs = now.monotonicNs.addingClamped(settings.timelinePhaseNs) }
         case .full, .gone:
             out.count(outcome == .full ? "worker_full" : "worker_gone")
             handBack(worker, unreachable: true)

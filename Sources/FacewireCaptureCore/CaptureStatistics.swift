@@ -27,6 +27,8 @@ struct CaptureStatistics {
         ]
         let drops = Self.dropped.map { ($0.reason, delta($0.counter)) }.filter { $0.1 > 0 }
         parts.append("dropped at source \(drops.reduce(0) { $0 + $1.1 })" + (drops.isEmpty ? "" : " (" + drops.map { "\($0.0) \($0.1)" }.joined(separator: ", ") + ")"))
+        let waitMicroseconds = delta("source_wait_us")
+        if sent > 0 { parts.append(String(format: "capture to send %.2f ms/frame", Double(waitMicroseconds) / Double(sent) / 1000)) }
         let encoded = delta("frames_encoded")
         let encodeMicroseconds = delta("encode_us")
         if encoded > 0 { parts.append(String(format: "encode %.2f ms/frame", Double(encodeMicroseconds) / Double(encoded) / 1000)) }

@@ -172,6 +172,26 @@ struct CaptureCoreHeldFrameTests {
         #expect(rig.next == .finished)
     }
 
+    @Test("a timed node's phase shifts its timeline once: seq 1 and later come that much after their place")
+    func timelinePhase() {
+        var rig = CaptureRig(.timed(fps: 10, followsMediaTime: false)) { $0.timelinePhaseNs = 40_000_000 }
+        rig.ready("a")
+        rig.read(0)
+        #expect(rig.sent == ["0→a"])
+        let started = rig.clockNs
+        rig.read(1)
+        #expect(rig.next == .wait(untilNs: started + 140_000_000))
+        rig.ready("b")
+        rig.advance(ms: 139)
+        rig.tick()
+        #expect(rig.sent == ["0→a"], "not due yet")
+        rig.advance(ms: 1)
+        rig.tick()
+        #expect(rig.sent == ["0→a", "1→b"])
+        rig.read(2)
+        #expect(rig.next == .wait(untilNs: started + 240_000_000), "every later frame keeps the interval")
+    }
+
     @Test("stopped while a frame waits for a worker: it is reported skipped, then the end")
     func stopWithWaitingFrame() {
         var rig = CaptureRig(.unpaced)
@@ -222,6 +242,24 @@ struct CaptureCoreCreditTests {
         rig.read(0)
         #expect(rig.sent.isEmpty)
         #expect(rig.requests.last?.wanted == 1, "the node asks for a thread")
+    }
+
+    @Test("the statistics say how long frames waited from capture to send")
+    func captureToSend() {
+        var rig = CaptureRig(.live) { $0.statisticsIntervalNs = 1_000_000_000 }
+        rig.attach("a")
+        rig.read(0)  // held: no thread is idle yet
+        rig.advance(ms: 30)
+        rig.idle("a")  // the thread says Idle 30 ms later and gets the held frame
+        rig.advance(ms: 100)
+        rig.ready("a")
+        rig.read(1)  // sent at once
+        rig.advance(ms: 900)
+        rig.tick()
+        #expect(rig.sent == ["0→a", "1→a"])
+        #expect(rig.counters.value("source_wait_us") == 30_000)
+        let line = rig.outputs.flatMap(\.logs).first { $0.message == "capture statistics" }
+        #expect(line?.metadata["figures"]?.contains("capture to send 15.00 ms/frame") == true, "\(String(describing: line))")
     }
 
     @Test("a thread that reconnects moves its attachment; two live threads sharing an id are told apart from reconnects and warned about")
