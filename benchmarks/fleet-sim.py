@@ -4,7 +4,7 @@
 Usage (root, iproute2): benchmarks/fleet-sim.py [--binary PATH] [--source DIR] [--scenarios overload,under,black-holes,restarts]
                         [--seconds 40] [--cameras 100] [--fps 10] [--under-fps 5] [--threads 32] [--workers-procs 8]
                         [--black-holes 5] [--restart-every 30] [--capture-procs 20] [--capture-hosts 4] [--worker-hosts 4]
-                        [--json PATH] [--smoke]
+                        [--start staggered|together] [--stagger 1] [--json PATH] [--smoke]
 
 Topology: as bench-scale.py's. A "switch" namespace holds a bridge; each host namespace has one veth (10.77.0.x/24) on
 it; nothing is connected to the root namespace, so no packet leaves the machine. The hub (10.77.0.10) runs the
@@ -59,8 +59,8 @@ import argparse
 import importlib.util
 import json
 import math
-import random
 import os
+import random
 import re
 import resource
 import shutil
