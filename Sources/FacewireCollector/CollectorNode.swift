@@ -137,7 +137,7 @@ public final class CollectorNode: @unchecked Sendable {
             case .frames(let frame): countFrames(frame)
             case .latency(let nanoseconds): latency.recordNanoseconds(nanoseconds)
             case .publish(let message): publish(message, on: publisher)
-            case .reply(let reply): send(reply, on: router)
+            case .reply(let reply): send(reply, on: router, publisher: publisher)
             }
         }
     }
@@ -170,15 +170,16 @@ public final class CollectorNode: @unchecked Sendable {
         }
     }
 
-    private func send(_ reply: CollectorAction.Reply, on router: ZMQSocket) {
+    private func send(_ reply: CollectorAction.Reply, on router: ZMQSocket, publisher: ZMQSocket) {
         guard let bytes: [UInt8] = reply.bytes ?? (try? reply.envelope.serializedBytes()) else { return }
         for identity in reply.identities {
             do {
                 if try !router.send([identity, bytes], dontWait: true) { counters.add(reply.lostCounter) }
             } catch {
-                // EHOSTUNREACH: the peer is gone.
+                // EHOSTUNREACH: the peer is gone. An undelivered Assignment frees its thread, which may be assigned
+                // again at once (to another node: this one is forgotten, so this recursion ends).
                 counters.add(reply.lostCounter)
-                core.forgetWorker(identity)
+                carryOut(core.replyUndeliverable(reply, to: identity, at: Clock.now()), router: router, publisher: publisher)
             }
         }
     }

@@ -223,9 +223,16 @@ public struct CollectorCore {
         return out
     }
 
-    /// Forgets a worker whose identity cannot be reached any more (the shell's send failed).
-    public mutating func forgetWorker(_ identity: [UInt8]) {
+    /// A reply could not be sent: the peer at `identity` is gone (`EHOSTUNREACH`). A worker is forgotten; an Assignment
+    /// that did not reach its capture node frees its thread at once (``DispatchBroker/assignmentUndeliverable(_:to:at:into:)``),
+    /// which may be assigned again (the output).
+    public mutating func replyUndeliverable(_ reply: CollectorAction.Reply, to identity: [UInt8], at now: Instant) -> CollectorOutput {
         workers[identity] = nil
+        var out = CollectorOutput()
+        if case .assignment(let assignment) = reply.envelope.body {
+            broker.assignmentUndeliverable(assignment, to: identity, at: now.monotonicNs, into: &out)
+        }
+        return out
     }
 
     /// What a buffered result costs, roughly, in bytes (its strings, its faces and a fixed overhead).

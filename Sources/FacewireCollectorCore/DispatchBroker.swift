@@ -243,6 +243,30 @@ public struct DispatchBroker {
         threads[identity] = thread
     }
 
+    /// The Assignment for `assignment.worker` could not be delivered to the node whose control connection is
+    /// `identity`: its connection is gone (a killed capture node). The node is forgotten at once, and the thread goes
+    /// back to the pool at the head of the line: it never got that assignment, so it is idle, where it would otherwise
+    /// wait for its next Idle, a second later, to be released as undelivered. Threads whose assignments reached the
+    /// node keep theirs (they may hold its frame): a result or their next Idle releases them, as before.
+    public mutating func assignmentUndeliverable(
+        _ assignment: Assignment, to identity: [UInt8], at now: UInt64, into out: inout CollectorOutput
+    ) {
+        guard let node = nodes[identity] else { return }
+        nodes[identity] = nil
+        out.count("dispatch_nodes_unreachable")
+        guard let held = node.assigned[assignment.worker], held.number == assignment.number,
+            var thread = threads[held.thread], case .assigned(identity, assignment.number, _, _) = thread.phase
+        else { return }
+        // Back where it was: first in line (a ticket older than any in the line).
+        thread.phase = .idle
+        thread.ticket = nextTicket
+        nextTicket &+= 1
+        threads[held.thread] = thread
+        line.insert((held.thread, thread.ticket), at: lineHead)
+        out.count("dispatch_assignments_undeliverable")
+        match(at: now, into: &out)
+    }
+
     /// A request from the capture node whose control connection is `identity`.
     public mutating func request(_ request: DispatchRequest, from identity: [UInt8], at now: UInt64, into out: inout CollectorOutput) {
         guard Wire.isValidStreamID(request.stream) else {

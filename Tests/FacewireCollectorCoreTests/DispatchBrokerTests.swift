@@ -14,6 +14,8 @@ private struct BrokerRig {
     var logs: [String] = []
     /// Per node, the highest assignment number it received (what its requests say it saw).
     var seen: [String: UInt64] = [:]
+    /// Every assignment sent, with its node.
+    var sent: [(node: String, assignment: Assignment)] = []
 
     init(_ configure: (inout DispatchBroker.Settings) -> Void = { _ in }) {
         var settings = DispatchBroker.Settings()
@@ -29,6 +31,7 @@ private struct BrokerRig {
             let node = String(decoding: reply.identities[0], as: UTF8.self)
             seen[node] = max(seen[node, default: 0], assignment.number)
             assigned.append("\(node)←\(assignment.worker)")
+            sent.append((node, assignment))
         }
     }
 
@@ -65,6 +68,13 @@ private struct BrokerRig {
         take(out)
     }
 
+    /// The shell could not deliver `assignment` to `node` (its connection is gone).
+    mutating func undeliverable(_ assignment: Assignment, to node: String) {
+        var out = CollectorOutput()
+        broker.assignmentUndeliverable(assignment, to: Array(node.utf8), at: nowNs, into: &out)
+        take(out)
+    }
+
     mutating func tick() {
         var out = CollectorOutput()
         broker.tick(at: nowNs, into: &out)
@@ -76,6 +86,45 @@ private struct BrokerRig {
 
 @Suite("DispatchBroker: pairing and fair shares")
 struct DispatchBrokerPairingTests {
+    @Test("an Assignment that cannot reach its node frees its thread at once for another node; the node is forgotten")
+    func undeliverable() {
+        var rig = BrokerRig()
+        rig.idle("t1")
+        rig.idle("t2")
+        rig.request("dead", wanted: 2)
+        rig.request("live")
+        #expect(rig.assigned == ["dead←t1", "dead←t2"])
+        // t2's assignment could not be sent (the node was killed): t2 never got it and goes to the live node at once.
+        let toT2 = rig.sent[1].assignment
+        rig.undeliverable(toT2, to: "dead")
+        #expect(rig.assigned.last == "live←t2")
+        #expect(rig.counters.value("dispatch_nodes_unreachable") == 1)
+        #expect(rig.counters.value("dispatch_assignments_undeliverable") == 1)
+        // t1's assignment went out before: it may hold the dead node's frame, so it stays assigned until it answers.
+        rig.undeliverable(rig.sent[0].assignment, to: "dead")
+        #expect(rig.counters.value("dispatch_assignments_undeliverable") == 1, "the node is forgotten already: no-op")
+        rig.request("live", wanted: 1)
+        #expect(rig.assigned.count == 3, "t1 is not idle")
+        rig.result("t1", stream: "dead")
+        rig.idle("t1", frames: 1)
+        #expect(rig.assigned.last == "live←t1")
+        #expect(rig.counters.value("dispatch_strikes") == 0)
+    }
+
+    @Test("an undeliverable Assignment that does not match the thread's releases nothing")
+    func undeliverableMismatch() {
+        var rig = BrokerRig()
+        rig.idle("t1")
+        rig.request("n")
+        var stale = rig.sent[0].assignment
+        stale.number = 7
+        rig.undeliverable(stale, to: "n")
+        #expect(rig.counters.value("dispatch_nodes_unreachable") == 1)
+        #expect(rig.counters.value("dispatch_assignments_undeliverable") == 0)
+        rig.request("m")
+        #expect(rig.assigned == ["n←t1"], "t1 is still assigned: not given to m")
+    }
+
     @Test("an idle thread goes to a node that wants one; each thread holds one assignment; numbers count per node")
     func pairs() {
         var rig = BrokerRig()
