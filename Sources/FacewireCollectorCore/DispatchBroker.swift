@@ -257,12 +257,9 @@ public struct DispatchBroker {
         guard let held = node.assigned[assignment.worker], held.number == assignment.number,
             var thread = threads[held.thread], case .assigned(identity, assignment.number, _, _) = thread.phase
         else { return }
-        // Back where it was: first in line (a ticket older than any in the line).
-        thread.phase = .idle
-        thread.ticket = nextTicket
-        nextTicket &+= 1
+        // Back where it was: first in line.
+        enqueue(held.thread, &thread, first: true)
         threads[held.thread] = thread
-        line.insert((held.thread, thread.ticket), at: lineHead)
         out.count("dispatch_assignments_undeliverable")
         match(at: now, into: &out)
     }
@@ -424,11 +421,17 @@ public struct DispatchBroker {
         line[lineHead...].contains { entry in threads[entry.identity].map { $0.phase == .idle && $0.ticket == entry.ticket } ?? false }
     }
 
-    private mutating func enqueue(_ identity: [UInt8], _ thread: inout Thread) {
+    /// Puts the thread in the idle line: last, or `first` (one that was idle already and lost its turn through no
+    /// fault of its own).
+    private mutating func enqueue(_ identity: [UInt8], _ thread: inout Thread, first: Bool = false) {
         thread.phase = .idle
         thread.ticket = nextTicket
         nextTicket &+= 1
-        line.append((identity, thread.ticket))
+        if first {
+            line.insert((identity, thread.ticket), at: lineHead)
+        } else {
+            line.append((identity, thread.ticket))
+        }
     }
 
     /// An assigned thread handed back by its node goes back to the pool (it did nothing wrong).
