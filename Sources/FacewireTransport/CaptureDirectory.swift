@@ -156,14 +156,9 @@ public final class CaptureDirectory: @unchecked Sendable {
         return update
     }
 
-    /// Every entry to be connected to now (static ones first), and the generation: it changes whenever the set does,
-    /// or an entry's epoch rises.
-    public func snapshot() -> (generation: UInt64, entries: [Entry]) {
-        lock.withLock { (generation, staticEntries + announced) }
-    }
-
-    /// Every entry to be connected to now with the highest epoch listed for it (0 for static entries and entries
-    /// learned without epochs), and the generation.
+    /// Every entry to be connected to now (static ones first) with the highest epoch listed for it (0 for static
+    /// entries and entries learned without epochs), and the generation: it changes whenever the set does, or an
+    /// entry's epoch rises.
     public func snapshotWithEpochs() -> (generation: UInt64, entries: [(entry: Entry, epoch: UInt64)]) {
         lock.withLock { (generation, staticEntries.map { ($0, 0) } + announced.map { ($0, epochs[$0] ?? 0) }) }
     }

@@ -55,7 +55,7 @@ struct CaptureDirectoryTests {
         #expect(update.added.count == 3)
         #expect(update.counters == Array(repeating: "captures_refused_cap", count: 7))
         #expect(directory.count == 4)
-        #expect(directory.snapshot().entries.first?.endpoint == "tcp://static:1")
+        #expect(directory.snapshotWithEpochs().entries.first?.entry.endpoint == "tcp://static:1")
         // Listing the held ones again changes nothing.
         let again = directory.learn(Self.listed((1...3).map { "tcp://c:\($0)" }), at: Self.second)
         #expect(again == CaptureDirectory.Update())
@@ -84,10 +84,10 @@ struct CaptureDirectoryTests {
         #expect(update.forgotten.map(\.endpoint) == ["tcp://a:1"])
         #expect(update.added.map(\.endpoint) == ["tcp://c:1"], "the freed slot is taken")
         #expect(directory.currentGeneration != generation)
-        #expect(directory.snapshot().entries.map(\.endpoint) == ["tcp://static:1", "tcp://b:1", "tcp://c:1"])
+        #expect(directory.snapshotWithEpochs().entries.map(\.entry.endpoint) == ["tcp://static:1", "tcp://b:1", "tcp://c:1"])
         // An empty Welcome still prunes; without Welcomes nothing is forgotten (a worker cut off keeps its nodes).
         #expect(directory.learn([], at: 100 * Self.second).forgotten.count == 2)
-        #expect(directory.snapshot().entries.map(\.endpoint) == ["tcp://static:1"])
+        #expect(directory.snapshotWithEpochs().entries.map(\.entry.endpoint) == ["tcp://static:1"])
     }
 
     @Test("a new key at the same endpoint is a new entry; the old one ages out")
