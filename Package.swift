@@ -32,6 +32,8 @@ let package = Package(
         // Hummingbird's own; named for the HTTP server's response-deadline handler.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.24.0"),
+        // The collector's election client (etcd's JSON gateway); already built for hummingbird-websocket's client.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // MARK: - C libraries and shims
@@ -189,9 +191,13 @@ let package = Package(
         .target(
             name: "FacewireCollector",
             dependencies: [
-                "ZeroMQ", "FacewireRuntime", "FacewireProtocol", "FacewireCollectorCore",
+                "ZeroMQ", "FacewireRuntime", "FacewireProtocol", "FacewireCollectorCore", "FacewireVocabulary",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -306,7 +312,12 @@ let package = Package(
         .testTarget(name: "FacewireTrackingTests", dependencies: ["FacewireTracking", "FacewireVocabulary", "FacewireFuzzing"]),
         .testTarget(name: "FacewirePulseTests", dependencies: ["FacewirePulse", "FacewireVocabulary", "FacewireFuzzing"]),
         .testTarget(
-            name: "FacewireCollectorTests", dependencies: ["FacewireCollector", "FacewireProtocol", "FacewireRuntime", "ZeroMQ"]),
+            name: "FacewireCollectorTests",
+            dependencies: [
+                "FacewireCollector", "FacewireCollectorCore", "FacewireProtocol", "FacewireRuntime", "ZeroMQ",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]),
         .testTarget(
             name: "FacewireCollectorCoreTests",
             dependencies: [

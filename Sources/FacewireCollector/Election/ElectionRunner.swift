@@ -1,0 +1,134 @@
+import FacewireCollectorCore
+import FacewireRuntime
+import FacewireVocabulary
+import Logging
+import ServiceLifecycle
+
+/// Runs a collector's ``LeaderElection`` against etcd (``EtcdGateway``): feeds it the answers and the time, carries out
+/// its requests as tasks of their own, and hands every role change to `onRole`. Async on Swift's pool: it waits only on
+/// the network, never on a blocking C call.
+///
+/// A graceful shutdown (SIGTERM) stands the collector down and revokes its lease, so that a standby takes over at once;
+/// a cancellation or a crash leaves the lease to expire (the standby then takes over after its time to live).
+public struct ElectionRunner: Service {
+    public let gateway: EtcdGateway
+    public let settings: LeaderElection.Settings
+    let counters: Counters
+    let logger: Logger
+    let onRole: @Sendable (LeaderElection.Role) -> Void
+    /// How often the election is handed the time.
+    let tickNs: UInt64
+
+    public init(
+        gateway: EtcdGateway, settings: LeaderElection.Settings, counters: Counters, logger: Logger, tickMilliseconds: UInt64 = 20,
+        onRole: @escaping @Sendable (LeaderElection.Role) -> Void
+    ) {
+        self.gateway = gateway
+        self.settings = settings
+        self.counters = counters
+        self.logger = logger
+        self.tickNs = tickMilliseconds * 1_000_000
+        self.onRole = onRole
+    }
+
+    /// What reaches the election: an answer (applied to it), the time, or the stop.
+    enum Input: Sendable {
+        case answer(@Sendable (inout LeaderElection, Instant) -> LeaderElection.Output)
+        case tick
+        case stop
+    }
+
+    public func run() async throws {
+        let (inputs, continuation) = AsyncStream<Input>.makeStream()
+        let ticker = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(nanoseconds: tickNs)
+                continuation.yield(.tick)
+            }
+        }
+        defer { ticker.cancel() }
+        var election = LeaderElection(settings: settings)
+        var watch: Task<Void, Never>?
+        var revocations: [Task<Void, Never>] = []
+        let gateway = gateway
+
+        func carryOut(_ output: LeaderElection.Output) {
+            counters.add(output.counts)
+            logger.write(output.logs)
+            for action in output.actions {
+                let sent = Clock.monotonicNanoseconds()
+                switch action {
+                case .grantLease(let ttl):
+                    Task {
+                        do {
+                            let (id, granted) = try await gateway.grant(ttlSeconds: ttl)
+                            continuation.yield(.answer { $0.leaseGranted(id: id, ttlSeconds: granted, sentAtNs: sent, at: $1) })
+                        } catch {
+                            continuation.yield(.answer { $0.failed(.grant, at: $1) })
+                        }
+                    }
+                case .renew(let lease):
+                    Task {
+                        do {
+                            let ttl = try await gateway.renew(lease: lease)
+                            continuation.yield(.answer { $0.renewed(ttlSeconds: ttl, sentAtNs: sent, at: $1) })
+                        } catch {
+                            continuation.yield(.answer { $0.failed(.renew, at: $1) })
+                        }
+                    }
+                case .acquire(let lease, let value):
+                    Task {
+                        do {
+                            switch try await gateway.acquire(lease: lease, value: value) {
+                            case .acquired(let revision):
+                                continuation.yield(.answer { $0.acquired(revision: revision, at: $1) })
+                            case .held(let holder, let revision, let holderLease):
+                                continuation.yield(.answer { $0.heldBy(value: holder, createRevision: revision, lease: holderLease, at: $1) })
+                            }
+                        } catch {
+                            continuation.yield(.answer { $0.failed(.acquire, at: $1) })
+                        }
+                    }
+                case .watch(let revision):
+                    watch?.cancel()
+                    watch = Task {
+                        do {
+                            try await gateway.waitForDeletion(afterRevision: revision)
+                            continuation.yield(.answer { $0.leaderKeyDeleted(at: $1) })
+                        } catch {
+                            if !Task.isCancelled { continuation.yield(.answer { $0.failed(.watch, at: $1) }) }
+                        }
+                    }
+                case .stopWatching:
+                    watch?.cancel()
+                    watch = nil
+                case .revoke(let lease):
+                    revocations.append(Task { try? await gateway.revoke(lease: lease) })
+                case .becomeActive(let epoch):
+                    onRole(.active(epoch: epoch))
+                case .becomeStandby(let leader):
+                    onRole(.standby(leader: leader))
+                }
+            }
+        }
+
+        onRole(election.role)
+        carryOut(election.start(at: Clock.now()))
+        await withGracefulShutdownHandler {
+            for await input in inputs {
+                switch input {
+                case .answer(let apply): carryOut(apply(&election, Clock.now()))
+                case .tick: carryOut(election.tick(at: Clock.now()))
+                case .stop:
+                    carryOut(election.stop(at: Clock.now()))
+                    continuation.finish()
+                }
+            }
+        } onGracefulShutdown: {
+            continuation.yield(.stop)
+        }
+        watch?.cancel()
+        // The lease revoked before the process goes (each request within the gateway's timeout).
+        for revocation in revocations { await revocation.value }
+    }
+}

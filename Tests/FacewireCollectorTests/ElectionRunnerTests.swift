@@ -1,0 +1,188 @@
+import AsyncHTTPClient
+import FacewireCollectorCore
+import FacewireRuntime
+import Foundation
+import Logging
+import ServiceLifecycle
+import Testing
+
+@testable import FacewireCollector
+
+/// A real etcd (Debian's `etcd-server`) on loopback ports of its own, in a data folder of its own; stopped with the
+/// test. Its election timeout is 500 ms, so that leases of 1 s are granted (etcd's least is 1.5 × the timeout).
+final class EtcdServer: @unchecked Sendable {
+    let base: String
+    private let process = Process()
+    private let folder: URL
+
+    /// The `etcd` binary, or nil where it is not installed (`scripts/setup.sh` installs it).
+    static let binary: String? = ["/usr/bin/etcd", "/usr/local/bin/etcd"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    init() throws {
+        guard let binary = Self.binary else { throw NodeError("etcd is not installed (apt-get install etcd-server)") }
+        let ports = try freeLoopbackPorts(2)
+        base = "http://127.0.0.1:\(ports[0])"
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("facewire-etcd-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let peer = "http://127.0.0.1:\(ports[1])"
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = [
+            "--name", "t0", "--data-dir", folder.appendingPathComponent("data").path,
+            "--listen-client-urls", base, "--advertise-client-urls", base,
+            "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer, "--initial-cluster", "t0=\(peer)",
+            "--initial-cluster-state", "new", "--unsafe-no-fsync", "--heartbeat-interval", "50", "--election-timeout", "500",
+            "--logger", "zap", "--log-level", "error",
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// Waits until its health endpoint answers (a bounded wait: a server that never comes up fails the test).
+    func ready() async throws {
+        for _ in 0..<100 {
+            var request = HTTPClientRequest(url: base + "/health")
+            request.method = .GET
+            if let response = try? await HTTPClient.shared.execute(request, timeout: .seconds(1)),
+                let body = try? await response.body.collect(upTo: 4096), String(buffer: body).contains("true")
+            {
+                return
+            }
+            try await Task.sleep(nanoseconds: 100_000_000)
+        }
+        stop()
+        throw NodeError("etcd did not come up at \(base)")
+    }
+
+    func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    deinit { stop() }
+}
+
+/// Every role change of several runners, in the order they happened (one process, one clock).
+final class RoleLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var entries: [(runner: Int, role: LeaderElection.Role)] = []
+
+    func record(_ runner: Int, _ role: LeaderElection.Role) {
+        lock.withLock { entries.append((runner, role)) }
+    }
+    var all: [(runner: Int, role: LeaderElection.Role)] { lock.withLock { entries } }
+
+    /// The runner active now (by the last change each announced), and how many are.
+    var active: [Int] {
+        var last: [Int: LeaderElection.Role] = [:]
+        for entry in all { last[entry.runner] = entry.role }
+        return last.filter { if case .active = $0.value { true } else { false } }.keys.sorted()
+    }
+
+    /// Waits until `condition` holds, at most `seconds` (a bound against hanging, not a timing check).
+    func wait(seconds: Double, until condition: () -> Bool) async -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition() { return true }
+            try? await Task.sleep(nanoseconds: 20_000_000)
+        }
+        return condition()
+    }
+}
+
+@Suite("ElectionRunner: collectors elected through a real etcd", .serialized)
+struct ElectionRunnerTests {
+    func runner(_ index: Int, _ etcd: EtcdServer, _ log: RoleLog, key: String) -> ElectionRunner {
+        var logger = Logger(label: "test.election.\(index)")
+        logger.logLevel = .warning
+        var settings = LeaderElection.Settings(value: "tcp://collector-\(index):5556")
+        settings.ttlSeconds = 1
+        settings.marginNs = 200_000_000
+        return ElectionRunner(
+            gateway: EtcdGateway(base: etcd.base, key: key), settings: settings, counters: Counters(), logger: logger
+        ) { log.record(index, $0) }
+    }
+
+    @Test("one of three is active; a graceful stop hands over at once, a cancelled (crashed) active's lease expires and another takes over, with a greater epoch each time; never two active")
+    func handovers() async throws {
+        guard EtcdServer.binary != nil else {
+            print("skipped: etcd is not installed (scripts/setup.sh installs Debian's etcd-server)")
+            return
+        }
+        let etcd = try EtcdServer()
+        defer { etcd.stop() }
+        try await etcd.ready()
+        let log = RoleLog()
+        let key = "facewire/test/leader"
+        var tasks: [Int: Task<Void, any Error>] = [:]
+        var groups: [Int: ServiceGroup] = [:]
+        for index in 0..<3 {
+            var logger = Logger(label: "test.group")
+            logger.logLevel = .critical
+            let group = ServiceGroup(
+                configuration: ServiceGroupConfiguration(services: [.init(service: runner(index, etcd, log, key: key))], logger: logger))
+            groups[index] = group
+            tasks[index] = Task { try await group.run() }
+        }
+        defer { for task in tasks.values { task.cancel() } }
+        // Each check: the number of active runners never exceeds one, after every change.
+        func neverTwo() -> Bool {
+            var last: [Int: LeaderElection.Role] = [:]
+            for entry in log.all {
+                last[entry.runner] = entry.role
+                if last.values.filter({ if case .active = $0 { true } else { false } }).count > 1 { return false }
+            }
+            return true
+        }
+        func epochs() -> [UInt64] { log.all.compactMap { if case .active(let epoch) = $0.role { epoch } else { nil } } }
+
+        #expect(await log.wait(seconds: 10) { log.active.count == 1 }, "one runner became active")
+        let first = try #require(log.active.first)
+        // Graceful stop (SIGTERM): the active revokes its lease; another is active.
+        await groups[first]!.triggerGracefulShutdown()
+        _ = try? await tasks[first]!.value
+        #expect(await log.wait(seconds: 10) { log.active.count == 1 && log.active.first != first }, "another took over after the stop")
+        let second = try #require(log.active.first)
+        // A crash: the task is cancelled without the graceful path, its lease is left to expire.
+        tasks[second]!.cancel()
+        _ = try? await tasks[second]!.value
+        log.record(second, .standby(leader: nil))  // a crashed collector publishes nothing more from here
+        #expect(await log.wait(seconds: 10) { log.active.count == 1 && log.active.first != second && log.active.first != first },
+                "the third took over once the crashed one's lease expired")
+        #expect(neverTwo(), "never two active: \(log.all)")
+        let announced = epochs()
+        #expect(announced.count == 3 && zip(announced, announced.dropFirst()).allSatisfy { $0 < $1 }, "epochs grow: \(announced)")
+    }
+}
+
+@Suite("EtcdGateway: what etcd answers is checked")
+struct EtcdGatewayParsingTests {
+    @Test("numbers arrive as strings; anything but a 64-bit decimal is refused")
+    func numbers() throws {
+        #expect(try EtcdGateway.number("7587862346230000000", "ID") == 7_587_862_346_230_000_000)
+        #expect(try EtcdGateway.number("-1", "TTL") == -1)
+        for bad in ["", "1e3", "9223372036854775808", "0x10", " 1", String(repeating: "1", count: 10_000)] {
+            #expect(throws: EtcdGateway.Malformed.self) { try EtcdGateway.number(bad, "revision") }
+        }
+    }
+
+    @Test("watch lines: a created line or a progress note is no change, an event is, an error or a cancelled watch throws")
+    func watchLines() throws {
+        func ends(_ text: String) throws -> Bool { try EtcdGateway.watchLineEnds(Array(text.utf8)) }
+        #expect(try ends(#"{"result":{"header":{"revision":"2"},"created":true}}"#) == false)
+        #expect(try ends(#"{"result":{"header":{"revision":"9"}}}"#) == false)
+        #expect(try ends(#"{"result":{"events":[{"type":"DELETE","kv":{"key":"eA==","mod_revision":"3"}}]}}"#))
+        #expect(try ends(#"{"result":{"events":[{"kv":{"key":"eA==","create_revision":"4"}}]}}"#), "a put (no type field)")
+        #expect(try ends("") == false)
+        #expect(throws: EtcdGateway.GatewayError.self) {
+            try ends(#"{"error":{"grpc_code":14,"http_code":503,"message":"no leader","http_status":"Service Unavailable"}}"#)
+        }
+        #expect(throws: EtcdGateway.Malformed.self) { try ends(#"{"result":{"canceled":true,"compact_revision":"5"}}"#) }
+        #expect(throws: EtcdGateway.Malformed.self) { try ends(#"{"neither":1}"#) }
+        #expect(throws: (any Error).self) { try ends("{not json") }
+        #expect(throws: (any Error).self) { try ends(#"{"result":{"events":"many"}}"#) }
+    }
+}
