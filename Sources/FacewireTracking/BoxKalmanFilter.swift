@@ -65,6 +65,20 @@ struct BoxKalmanFilter: Sendable {
         ].map { Axis(position: $0, pp: r, vv: v) }
     }
 
+    /// The filter's 20 numbers: per coordinate (cx, cy, w, h) its position, velocity and covariance (pp, pv, vv).
+    var values: [Double] { axes.flatMap { [$0.position, $0.velocity, $0.pp, $0.pv, $0.vv] } }
+
+    /// A filter continuing from ``values``; nil unless there are 20 finite numbers whose variances are not negative
+    /// and whose width and height are at least 1 (what ``predict(dt:)`` keeps).
+    init?(values: [Double]) {
+        guard values.count == 20, values.allSatisfy(\.isFinite) else { return nil }
+        let axes = stride(from: 0, to: 20, by: 5).map {
+            Axis(position: values[$0], velocity: values[$0 + 1], pp: values[$0 + 2], pv: values[$0 + 3], vv: values[$0 + 4])
+        }
+        guard axes.allSatisfy({ $0.pp >= 0 && $0.vv >= 0 }), axes[2].position >= 1, axes[3].position >= 1 else { return nil }
+        self.axes = axes
+    }
+
     /// The current estimate of the box.
     var box: FaceRect {
         let (cx, cy, w, h) = (axes[0].position, axes[1].position, max(1, axes[2].position), max(1, axes[3].position))

@@ -117,7 +117,7 @@ public struct FaceTracker: Sendable {
 
     public let configuration: Configuration
 
-    private struct Track: Sendable {
+    struct Track: Sendable {
         /// 0 until confirmed.
         var id: UInt64
         var filter: BoxKalmanFilter
@@ -129,10 +129,10 @@ public struct FaceTracker: Sendable {
     }
 
     /// Tracks, oldest first.
-    private var tracks: [Track] = []
-    private var nextID: UInt64 = 1
+    var tracks: [Track] = []
+    var nextID: UInt64 = 1
     /// The time of the previous ``update(seq:time:detections:)``.
-    private var previousTime: Double?
+    var previousTime: Double?
 
     /// Creates a tracker.
     public init(configuration: Configuration = Configuration()) {
