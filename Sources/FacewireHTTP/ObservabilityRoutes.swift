@@ -2,8 +2,8 @@ import FacewireRuntime
 import Hummingbird
 
 extension HTTPServer {
-    /// Mounts `/metrics` (Prometheus text from ``Observability/registry``) and `/healthz` (200 `ok: DETAIL` or 503
-    /// `unhealthy: DETAIL`, one line) on `routes`.
+    /// Mounts `/metrics` (Prometheus text from ``Observability/registry``) and `/healthz` (200 or 503, with
+    /// ``Health/json``: `{"detail":…,"status":"ok"}`, and a collector's `"role"`) on `routes`.
     public static func mountObservability(on routes: Routes, health: @escaping @Sendable () -> Health) {
         routes.get("/metrics") { _, _ -> Response in
             let text = Observability.registry.emitToBuffer()
@@ -14,8 +14,8 @@ extension HTTPServer {
         routes.get("/healthz") { _, _ -> Response in
             let state = health()
             return Response(
-                status: state.healthy ? .ok : .serviceUnavailable, headers: [.contentType: "text/plain"],
-                body: .init(byteBuffer: ByteBuffer(string: "\(state.healthy ? "ok" : "unhealthy"): \(state.detail)\n")))
+                status: state.healthy ? .ok : .serviceUnavailable, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(string: state.json + "\n")))
         }
     }
 }

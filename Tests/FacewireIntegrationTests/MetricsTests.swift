@@ -136,7 +136,10 @@ extension IntegrationTests {
             #expect((sample(tailMetrics.body, "facewire_frames_received_total") ?? 0) >= 30, "\(tailMetrics.body)")
             for port in [collectorPort, workerPort, capturePort, tailPort] {
                 let health = try httpGet(port: port, path: "/healthz")
-                #expect(health.status == 200 && health.body.hasPrefix("ok"), "port \(port): \(health)")
+                let answer = try JSONSerialization.jsonObject(with: Data(health.body.utf8)) as? [String: String]
+                #expect(health.status == 200 && answer?["status"] == "ok" && answer?["detail"]?.isEmpty == false, "port \(port): \(health)")
+                // Only a collector has a role; without an election it is the active one.
+                #expect(answer?["role"] == (port == collectorPort ? "active" : nil), "port \(port): \(health)")
                 #expect(try httpGet(port: port, path: "/nothing").status == 404)
             }
 

@@ -131,7 +131,12 @@ struct CollectorCommand: AsyncParsableCommand {
                 }
             }
         }
-        let server = metrics.server(logger: logger) { node.liveness.health() }
+        let server = metrics.server(logger: logger) {
+            // A collector without an election is the active one (issue 29: with --election, "standby" too).
+            var health = node.liveness.health()
+            health.role = "active"
+            return health
+        }
         try await NodeRunner.run("collector", logger: logger, server: server) { stop in try node.run(stop: stop) }
     }
 }
