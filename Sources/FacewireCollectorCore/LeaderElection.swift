@@ -50,10 +50,10 @@ public struct LeaderElection {
     public enum Action: Equatable, Sendable {
         /// Grant a new lease with this time to live (answer: ``LeaderElection/leaseGranted(id:ttlSeconds:sentAtNs:at:)``).
         case grantLease(ttlSeconds: Int64)
-        /// Renew the lease (answer: ``LeaderElection/renewed(ttlSeconds:sentAtNs:at:)``).
+        /// Renew the lease (answer: ``LeaderElection/renewed(lease:ttlSeconds:sentAtNs:at:)``).
         case renew(lease: Int64)
         /// Write the leader key with `value`, attached to `lease`, only if it is absent (answer:
-        /// ``LeaderElection/acquired(revision:at:)`` or ``LeaderElection/heldBy(value:createRevision:lease:at:)``).
+        /// ``LeaderElection/acquired(revision:lease:at:)`` or ``LeaderElection/heldBy(value:createRevision:lease:at:)``).
         case acquire(lease: Int64, value: String)
         /// Watch the leader key for changes after `revision` (answer: ``LeaderElection/leaderKeyDeleted(at:)``).
         case watch(afterRevision: Int64)
@@ -115,8 +115,8 @@ public struct LeaderElection {
     public mutating func leaseGranted(id: Int64, ttlSeconds: Int64, sentAtNs: UInt64, at now: Instant) -> Output {
         var out = Output()
         grantInFlight = false
-        guard !stopped else {
-            out.act(.revoke(lease: id))  // granted after the stop: not kept
+        guard !stopped, lease == nil else {
+            out.act(.revoke(lease: id))  // granted after the stop, or a second one: not kept
             return out
         }
         guard let ttlNs = validTTL(ttlSeconds, into: &out) else {
@@ -129,11 +129,15 @@ public struct LeaderElection {
         return out
     }
 
-    /// The service renewed the lease (the renewal was sent at `sentAtNs`); a time to live ≤ 0 means the lease is gone.
-    public mutating func renewed(ttlSeconds: Int64, sentAtNs: UInt64, at now: Instant) -> Output {
+    /// The service renewed `lease` (the renewal was sent at `sentAtNs`); a time to live ≤ 0 means the lease is gone.
+    /// An answer about a lease given up since is ignored (`election_answers_stale`).
+    public mutating func renewed(lease renewedLease: Int64, ttlSeconds: Int64, sentAtNs: UInt64, at now: Instant) -> Output {
         var out = Output()
+        guard lease?.id == renewedLease else {
+            out.count("election_answers_stale")
+            return out
+        }
         renewalSentAtNs = nil
-        guard lease != nil else { return out }
         guard ttlSeconds > 0, let ttlNs = validTTL(ttlSeconds, into: &out) else {
             out.count("election_leases_lost")
             out.log(.warning, "the election lease is gone: this collector stands down and asks for a new one")
@@ -148,9 +152,15 @@ public struct LeaderElection {
         return out
     }
 
-    /// The put-if-absent wrote the key at `revision`: this collector is active with that epoch.
-    public mutating func acquired(revision: Int64, at now: Instant) -> Output {
+    /// The put-if-absent with `lease` wrote the key at `revision`: this collector is active with that epoch. A write
+    /// with a lease given up since is ignored (`election_answers_stale`): its key goes with that lease, and a collector
+    /// active on it would publish while another takes the key.
+    public mutating func acquired(revision: Int64, lease writtenWith: Int64, at now: Instant) -> Output {
         var out = Output()
+        guard lease?.id == writtenWith else {
+            out.count("election_answers_stale")
+            return out
+        }
         acquireInFlight = false
         takeOver(revision: revision, at: now.monotonicNs, into: &out)
         return out
@@ -304,7 +314,6 @@ public struct LeaderElection {
         }
         out.act(.becomeActive(epoch: epoch))
     }
-
 
     private func validTTL(_ seconds: Int64, into out: inout Output) -> UInt64? {
         guard seconds > 0 else { return nil }

@@ -43,7 +43,7 @@ struct LeaderElectionTests {
         #expect(rig.actions == [.grantLease(ttlSeconds: 2)])
         rig.record(rig.election.leaseGranted(id: 7, ttlSeconds: 2, sentAtNs: rig.clockNs, at: rig.now))
         #expect(rig.actions.last == .acquire(lease: 7, value: "tcp://a:5556"))
-        rig.record(rig.election.acquired(revision: 41, at: rig.now))
+        rig.record(rig.election.acquired(revision: 41, lease: 7, at: rig.now))
         #expect(rig.election.role == .active(epoch: 41))
         #expect(rig.actions.last == .becomeActive(epoch: 41))
         rig.advance(ms: 666)
@@ -61,7 +61,7 @@ struct LeaderElectionTests {
         var rig = ElectionRig()
         rig.startHolding()
         let granted = rig.clockNs
-        rig.record(rig.election.acquired(revision: 41, at: rig.now))
+        rig.record(rig.election.acquired(revision: 41, lease: 7, at: rig.now))
         // Renewals are sent and never answered (a partition): the deadline is the grant's send time + 2 s - 300 ms.
         #expect(rig.election.activeDeadline == granted + 1_700_000_000)
         for _ in 0..<169 {
@@ -81,12 +81,12 @@ struct LeaderElectionTests {
     func renewalFromSendTime() {
         var rig = ElectionRig()
         rig.startHolding()
-        rig.record(rig.election.acquired(revision: 41, at: rig.now))
+        rig.record(rig.election.acquired(revision: 41, lease: 7, at: rig.now))
         rig.advance(ms: 700)
         rig.record(rig.election.tick(at: rig.now))
         let sent = rig.clockNs
         rig.advance(ms: 900)  // a slow answer
-        rig.record(rig.election.renewed(ttlSeconds: 2, sentAtNs: sent, at: rig.now))
+        rig.record(rig.election.renewed(lease: 7, ttlSeconds: 2, sentAtNs: sent, at: rig.now))
         #expect(rig.election.activeDeadline == sent + 1_700_000_000)
     }
 
@@ -102,8 +102,8 @@ struct LeaderElectionTests {
         #expect(rig.actions.filter { if case .acquire = $0 { true } else { false } }.count == 1, "no new attempt while the watch holds")
         rig.record(rig.election.leaderKeyDeleted(at: rig.now))
         #expect(rig.actions.last == .acquire(lease: 9, value: "tcp://b:5556"))
-        rig.record(rig.election.renewed(ttlSeconds: 2, sentAtNs: rig.clockNs, at: rig.now))
-        rig.record(rig.election.acquired(revision: 57, at: rig.now))
+        rig.record(rig.election.renewed(lease: 9, ttlSeconds: 2, sentAtNs: rig.clockNs, at: rig.now))
+        rig.record(rig.election.acquired(revision: 57, lease: 9, at: rig.now))
         #expect(rig.election.role == .active(epoch: 57))
         #expect(rig.announced == [.becomeStandby(leader: "tcp://a:5556"), .becomeActive(epoch: 57)])
     }
@@ -121,7 +121,7 @@ struct LeaderElectionTests {
         var late = ElectionRig()
         late.startHolding()
         late.advance(ms: 1700)  // no renewal answered: the lease may be gone by the time the write's answer comes
-        late.record(late.election.acquired(revision: 41, at: late.now))
+        late.record(late.election.acquired(revision: 41, lease: 7, at: late.now))
         #expect(late.election.role == .standby(leader: nil))
         #expect(late.counts["election_acquired_too_late"] == 1)
     }
@@ -133,8 +133,8 @@ struct LeaderElectionTests {
         rig.record(rig.election.leaseGranted(id: 7, ttlSeconds: Int64.max, sentAtNs: rig.clockNs, at: rig.now))
         #expect(rig.election.activeDeadline == rig.clockNs + 60_000_000_000 - 300_000_000, "cut to 60 s")
         #expect(rig.counts["election_ttl_cut"] == 1)
-        rig.record(rig.election.acquired(revision: 0, at: rig.now))
-        rig.record(rig.election.acquired(revision: Int64.min, at: rig.now))
+        rig.record(rig.election.acquired(revision: 0, lease: 7, at: rig.now))
+        rig.record(rig.election.acquired(revision: Int64.min, lease: 7, at: rig.now))
         #expect(rig.election.role == .standby(leader: nil))
         rig.record(rig.election.heldBy(value: String(repeating: "x", count: 100_000), createRevision: 90, lease: 3, at: rig.now))
         guard case .standby(let leader?) = rig.election.role else {
@@ -143,15 +143,36 @@ struct LeaderElectionTests {
         }
         #expect(leader.utf8.count == 256, "the holder's value is cut")
         rig.record(rig.election.leaderKeyDeleted(at: rig.now))
-        rig.record(rig.election.acquired(revision: 89, at: rig.now))
+        rig.record(rig.election.acquired(revision: 89, lease: 7, at: rig.now))
         #expect(rig.election.role == .standby(leader: leader), "an epoch below one seen is refused")
         #expect(rig.counts["election_epoch_refused"] == 3)
-        rig.record(rig.election.renewed(ttlSeconds: -5, sentAtNs: rig.clockNs, at: rig.now))
+        rig.record(rig.election.renewed(lease: 7, ttlSeconds: -5, sentAtNs: rig.clockNs, at: rig.now))
         #expect(rig.election.activeDeadline == nil, "a negative TTL: the lease is gone")
         #expect(rig.actions.last == .grantLease(ttlSeconds: 2))
         rig.record(rig.election.leaseGranted(id: 8, ttlSeconds: 0, sentAtNs: rig.clockNs, at: rig.now))
         #expect(rig.election.activeDeadline == nil, "a lease granted with TTL 0 is not kept")
         #expect(rig.counts["election_grant_failed"] == 1)
+    }
+
+    @Test("answers about a lease given up since are ignored: a write with it does not make the collector active, its loss does not end the new lease")
+    func staleAnswers() {
+        var rig = ElectionRig()
+        rig.startHolding(lease: 7)
+        rig.record(rig.election.acquired(revision: 41, lease: 7, at: rig.now))
+        rig.advance(ms: 1700)
+        rig.record(rig.election.tick(at: rig.now))  // no renewal answered: lease 7 given up, a new one asked for
+        #expect(rig.actions.suffix(2) == [.revoke(lease: 7), .grantLease(ttlSeconds: 2)])
+        rig.record(rig.election.leaseGranted(id: 8, ttlSeconds: 2, sentAtNs: rig.clockNs, at: rig.now))
+        // Late answers about lease 7: a retried write's, and its loss.
+        rig.record(rig.election.acquired(revision: 50, lease: 7, at: rig.now))
+        #expect(rig.election.role == .standby(leader: nil), "a key written with lease 7 goes with it")
+        rig.record(rig.election.renewed(lease: 7, ttlSeconds: 0, sentAtNs: rig.clockNs, at: rig.now))
+        #expect(rig.election.activeDeadline != nil, "lease 8 is kept")
+        #expect(rig.counts["election_answers_stale"] == 2)
+        rig.record(rig.election.acquired(revision: 52, lease: 8, at: rig.now))
+        #expect(rig.election.role == .active(epoch: 52))
+        rig.record(rig.election.leaseGranted(id: 9, ttlSeconds: 2, sentAtNs: rig.clockNs, at: rig.now))
+        #expect(rig.actions.last == .revoke(lease: 9), "a second lease is not kept")
     }
 
     @Test("failed requests are made again after the retry interval, not before")
@@ -172,7 +193,7 @@ struct LeaderElectionTests {
     func stop() {
         var rig = ElectionRig()
         rig.startHolding()
-        rig.record(rig.election.acquired(revision: 41, at: rig.now))
+        rig.record(rig.election.acquired(revision: 41, lease: 7, at: rig.now))
         rig.record(rig.election.stop(at: rig.now))
         #expect(rig.actions.suffix(2) == [.becomeStandby(leader: nil), .revoke(lease: 7)])
         rig.advance(ms: 5000)
@@ -284,7 +305,7 @@ private struct ElectionWorld {
                     service.leases[lease] = now + span
                     ttl = Int64(span / 1_000_000_000)
                 }
-                answer = { [ttl] in $0.renewed(ttlSeconds: ttl, sentAtNs: sentAt, at: $1) }
+                answer = { [ttl] in $0.renewed(lease: lease, ttlSeconds: ttl, sentAtNs: sentAt, at: $1) }
             }
         case .acquire(let lease, let value):
             request = .acquire
@@ -295,7 +316,7 @@ private struct ElectionWorld {
                     service.revision += 1
                     let revision = service.revision
                     service.key = (value, revision, lease)
-                    answer = { $0.acquired(revision: revision, at: $1) }
+                    answer = { $0.acquired(revision: revision, lease: lease, at: $1) }
                 } else {
                     answer = { $0.failed(.acquire, at: $1) }  // "requested lease not found"
                 }

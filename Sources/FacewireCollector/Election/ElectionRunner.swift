@@ -71,7 +71,7 @@ public struct ElectionRunner: Service {
                     Task {
                         do {
                             let ttl = try await gateway.renew(lease: lease)
-                            continuation.yield(.answer { $0.renewed(ttlSeconds: ttl, sentAtNs: sent, at: $1) })
+                            continuation.yield(.answer { $0.renewed(lease: lease, ttlSeconds: ttl, sentAtNs: sent, at: $1) })
                         } catch {
                             continuation.yield(.answer { $0.failed(.renew, at: $1) })
                         }
@@ -81,7 +81,7 @@ public struct ElectionRunner: Service {
                         do {
                             switch try await gateway.acquire(lease: lease, value: value) {
                             case .acquired(let revision):
-                                continuation.yield(.answer { $0.acquired(revision: revision, at: $1) })
+                                continuation.yield(.answer { $0.acquired(revision: revision, lease: lease, at: $1) })
                             case .held(let holder, let revision, let holderLease):
                                 continuation.yield(.answer { $0.heldBy(value: holder, createRevision: revision, lease: holderLease, at: $1) })
                             }
