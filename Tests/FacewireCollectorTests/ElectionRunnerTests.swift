@@ -99,8 +99,9 @@ struct ElectionRunnerTests {
         var logger = Logger(label: "test.election.\(index)")
         logger.logLevel = .warning
         var settings = LeaderElection.Settings(value: "tcp://collector-\(index):5556")
-        settings.ttlSeconds = 1
-        settings.marginNs = 200_000_000
+        // Swift Testing runs this beside other tests on a cooperative pool of one thread per core, which a busy test can
+        // hold for seconds: a 5 s lease keeps an active collector from standing down while its loop waits for a thread.
+        settings.ttlSeconds = 5
         return ElectionRunner(
             gateway: EtcdGateway(base: etcd.base, key: key), settings: settings, counters: Counters(), logger: logger
         ) { log.record(index, $0) }
@@ -139,22 +140,23 @@ struct ElectionRunnerTests {
         }
         func epochs() -> [UInt64] { log.all.compactMap { if case .active(let epoch) = $0.role { epoch } else { nil } } }
 
-        #expect(await log.wait(seconds: 10) { log.active.count == 1 }, "one runner became active")
+        #expect(await log.wait(seconds: 120) { log.active.count == 1 }, "one runner became active")
         let first = try #require(log.active.first)
         // Graceful stop (SIGTERM): the active revokes its lease; another is active.
         await groups[first]!.triggerGracefulShutdown()
         _ = try? await tasks[first]!.value
-        #expect(await log.wait(seconds: 10) { log.active.count == 1 && log.active.first != first }, "another took over after the stop")
+        #expect(await log.wait(seconds: 120) { log.active.count == 1 && log.active.first != first }, "another took over after the stop")
         let second = try #require(log.active.first)
         // A crash: the task is cancelled without the graceful path, its lease is left to expire.
         tasks[second]!.cancel()
         _ = try? await tasks[second]!.value
         log.record(second, .standby(leader: nil))  // a crashed collector publishes nothing more from here
-        #expect(await log.wait(seconds: 10) { log.active.count == 1 && log.active.first != second && log.active.first != first },
+        #expect(await log.wait(seconds: 120) { log.active.count == 1 && log.active.first != second && log.active.first != first },
                 "the third took over once the crashed one's lease expired")
         #expect(neverTwo(), "never two active: \(log.all)")
         let announced = epochs()
-        #expect(announced.count == 3 && zip(announced, announced.dropFirst()).allSatisfy { $0 < $1 }, "epochs grow: \(announced)")
+        // At least one activation per handover (a starved runner may stand down and take over again), each with a greater epoch.
+        #expect(announced.count >= 3 && zip(announced, announced.dropFirst()).allSatisfy { $0 < $1 }, "epochs grow: \(announced)")
     }
 }
 
