@@ -49,7 +49,9 @@ public struct ElectionRunner: Service {
         defer { ticker.cancel() }
         var election = LeaderElection(settings: settings)
         var watch: Task<Void, Never>?
-        var revocations: [Task<Void, Never>] = []
+        /// The latest revocation: the one a stop makes is awaited before the process goes (an earlier one is done or
+        /// moot by then; keeping every one would grow with each stand-down).
+        var revocation: Task<Void, Never>?
         let gateway = gateway
 
         func carryOut(_ output: LeaderElection.Output) {
@@ -103,7 +105,7 @@ public struct ElectionRunner: Service {
                     watch?.cancel()
                     watch = nil
                 case .revoke(let lease):
-                    revocations.append(Task { try? await gateway.revoke(lease: lease) })
+                    revocation = Task { try? await gateway.revoke(lease: lease) }
                 case .becomeActive(let epoch):
                     onRole(.active(epoch: epoch))
                 case .becomeStandby(let leader):
@@ -129,6 +131,6 @@ public struct ElectionRunner: Service {
         }
         watch?.cancel()
         // The lease revoked before the process goes (each request within the gateway's timeout).
-        for revocation in revocations { await revocation.value }
+        await revocation?.value
     }
 }
