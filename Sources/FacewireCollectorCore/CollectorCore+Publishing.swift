@@ -25,8 +25,10 @@ extension CollectorCore {
     /// events and the summary. Cost is O(1) per emission for dropped runs longer than `--max-pending`.
     mutating func publish(_ emissions: [ReorderBuffer<FrameResult>.Emission], key: Key, now: Instant, _ out: inout CollectorOutput) {
         guard !emissions.isEmpty, var state = streams[key] else { return }
+        let leaderEpoch = self.leaderEpoch
+        if leaderEpoch != nil { touched.insert(key) }
         func message(_ body: StreamMessage.OneOf_Body) {
-            out.act(.publish(StreamMessage(stream: key.stream, epoch: key.epoch, body: body)))
+            out.act(.publish(state.message(key, body, leaderEpoch: leaderEpoch ?? 0)))
         }
         let label = labels.stream(key.stream)
         func countFrame(_ status: String, _ reason: String, _ count: UInt64) {

@@ -30,6 +30,20 @@ public struct CollectorCore {
         var pulse: [UInt64: PulseTrack] = [:]
         /// The last input of any kind (`--stream-idle-timeout`).
         var lastInput: UInt64
+        /// The number the stream's next published message gets, when the collector replicates (SPEC.md 15); nil
+        /// without failover, whose messages carry no number.
+        var nextPublication: UInt64?
+
+        /// A message of this stream, numbered when the collector replicates.
+        mutating func message(_ key: Key, _ body: StreamMessage.OneOf_Body, leaderEpoch: UInt64) -> StreamMessage {
+            var message = StreamMessage(stream: key.stream, epoch: key.epoch, body: body)
+            if let number = nextPublication {
+                message.publication = number
+                message.leaderEpoch = leaderEpoch
+                nextPublication = number &+ 1
+            }
+            return message
+        }
 
         /// The `KIND_LEFT` events of `tracks`, each with the last heart rate reported for it (if any); their heart-rate
         /// state goes.
@@ -54,6 +68,24 @@ public struct CollectorCore {
     public let tracking: FaceTracker.Configuration
     /// The PUB endpoint announced in every Welcome (set by the shell once bound).
     public var publishEndpoint = "" { didSet { cachedWelcome = nil } }
+    /// What this collector is in a failover group, as every Welcome says (SPEC.md 15). A standby takes no input: it
+    /// answers every message with a Welcome naming the active, and counts what it refused.
+    public var announcement = Announcement() { didSet { cachedWelcome = nil } }
+
+    /// A collector's part in its failover group, as its Welcome announces it.
+    public struct Announcement: Sendable, Equatable {
+        public var role: CollectorRole
+        /// The active's fencing epoch (this collector's, when active); 0 without election or while none is known.
+        public var leaderEpoch: UInt64
+        /// A standby's: the active's control endpoint ("" when none is known).
+        public var activeEndpoint: String
+
+        public init(role: CollectorRole = .single, leaderEpoch: UInt64 = 0, activeEndpoint: String = "") {
+            self.role = role
+            self.leaderEpoch = leaderEpoch
+            self.activeEndpoint = activeEndpoint
+        }
+    }
 
     var table: StreamTable<FrameResult>
     var streams: [Key: StreamState] = [:]
@@ -70,6 +102,11 @@ public struct CollectorCore {
     var lastHousekeeping: UInt64?
     /// Which idle worker thread takes which capture node's next frame (dispatch protocol 2).
     public internal(set) var broker: DispatchBroker
+    /// Set while the collector is the active of a failover group (``startReplicating(leaderEpoch:)``): its fencing
+    /// epoch, carried by every message it publishes. Nil without failover.
+    public internal(set) var leaderEpoch: UInt64?
+    /// The (stream, epoch) pairs whose state changed since ``takeCheckpoints()`` (only while replicating).
+    var touched: Set<Key> = []
 
     /// The longest endpoint a capture node may announce, in bytes (a Welcome lists up to `maxCaptures` of them
     /// and must stay under 1 MiB).
@@ -132,6 +169,10 @@ public struct CollectorCore {
     /// A decoded envelope from the peer with ROUTER `identity`, at `now`.
     public mutating func handle(_ envelope: Envelope, from identity: [UInt8], peerAddress: String?, at now: Instant) -> CollectorOutput {
         var out = CollectorOutput()
+        if announcement.role == .standby {
+            answerAsStandby(envelope, identity: identity, now: now, &out)
+            return out
+        }
         switch envelope.body {
         case .hello(let hello):
             handleHello(hello, identity: identity, peerAddress: peerAddress, now: now, &out)
@@ -274,12 +315,40 @@ public struct CollectorCore {
         }
     }
 
+    /// A standby's answer to anything: a Welcome naming the active, so that the sender moves there (SPEC.md 15). What
+    /// it refused is counted by kind; it takes nothing in.
+    private mutating func answerAsStandby(_ envelope: Envelope, identity: [UInt8], now: Instant, _ out: inout CollectorOutput) {
+        let kind: String
+        switch envelope.body {
+        case .hello: kind = "hello"
+        case .result: kind = "result"
+        case .skipped: kind = "skipped"
+        case .end: kind = "end"
+        case .reset: kind = "reset"
+        case .request: kind = "request"
+        case .idle: kind = "idle"
+        case .welcome, .resetReply, .assignment, .none:
+            out.count("control_unexpected")
+            return
+        }
+        if kind != "hello" {
+            out.count("standby_refused_\(kind)")
+            notice("standby_refused", "a standby takes no input: the sender is told where the active is", [
+                "kind": kind, "active": announcement.activeEndpoint,
+            ], now, &out)
+        }
+        out.act(.reply(welcome(to: [identity])))
+    }
+
     /// A Welcome to `identities`: the capture nodes heard from within `captureExpiry` (pruned once a second), sorted.
     private mutating func welcome(to identities: [[UInt8]]) -> CollectorAction.Reply {
         if cachedWelcome == nil {
             var welcome = Welcome()
             welcome.captures = captures.values.map(\.info).sorted { $0.stream < $1.stream }
             welcome.publishEndpoint = publishEndpoint
+            welcome.role = announcement.role
+            welcome.leaderEpoch = announcement.leaderEpoch
+            welcome.activeEndpoint = announcement.activeEndpoint
             let envelope = Envelope(.welcome(welcome))
             cachedWelcome = (envelope, (try? envelope.serializedBytes()) ?? [])
         }
@@ -401,9 +470,15 @@ public struct CollectorCore {
             out.log(.info, "new epoch replaces old", ["stream": stream, "old": "\(old.epoch)", "new": "\(epoch)"])
         }
         if let opened = outcome.opened {
-            streams[opened] = StreamState(tracker: FaceTracker(configuration: tracking), statistics: StreamStatistics(now: t), lastInput: t)
+            streams[opened] = StreamState(
+                tracker: FaceTracker(configuration: tracking), statistics: StreamStatistics(now: t), lastInput: t,
+                nextPublication: leaderEpoch == nil ? nil : 1)
         }
         streams[key]?.lastInput = t
+        if leaderEpoch != nil {
+            touched.insert(key)
+            for old in outcome.replaced { touched.insert(old) }
+        }
         for (key, emissions) in outcome.emissions {
             publish(emissions, key: key, now: now, &out)
         }
@@ -418,14 +493,15 @@ public struct CollectorCore {
             guard var state = streams[key], let buffer = table.buffer(key) else { continue }
             let left = state.leftEvents(state.tracker.finish())
             state.pulse.removeAll()  // every track ended
-            streams[key] = state
             for event in left {
-                out.act(.publish(StreamMessage(stream: key.stream, epoch: key.epoch, body: .event(event))))
+                out.act(.publish(state.message(key, .event(event), leaderEpoch: leaderEpoch ?? 0)))
             }
             var marker = TrackingReset()
             marker.seq = buffer.head
             marker.endedTracks = UInt32(clamping: left.count)
-            out.act(.publish(StreamMessage(stream: key.stream, epoch: key.epoch, body: .reset(marker))))
+            out.act(.publish(state.message(key, .reset(marker), leaderEpoch: leaderEpoch ?? 0)))
+            streams[key] = state
+            if leaderEpoch != nil { touched.insert(key) }
             names.insert(key.stream)
             out.log(.info, "tracking reset", ["stream": key.stream, "epoch": "\(key.epoch)", "from": "\(marker.seq)", "ended": "\(left.count)"])
         }
@@ -446,12 +522,13 @@ public struct CollectorCore {
         for key in table.openKeys {
             guard var state = streams[key], let buffer = table.buffer(key) else { continue }
             let report = state.statistics.report(now: now, late: buffer.counters.late, duplicates: buffer.counters.duplicates)
-            streams[key] = state
             out.log(.info, "stream statistics", [
                 "stream": key.stream, "epoch": "\(key.epoch)", "window": "\(StreamStatistics.Report.format(report.seconds, 1)) s",
                 "figures": "\(report)",
             ])
-            out.act(.publish(StreamMessage(stream: key.stream, epoch: key.epoch, body: .statistics(report.message(nextSeq: buffer.head)))))
+            out.act(.publish(state.message(key, .statistics(report.message(nextSeq: buffer.head)), leaderEpoch: leaderEpoch ?? 0)))
+            streams[key] = state
+            if leaderEpoch != nil { touched.insert(key) }
         }
     }
 }

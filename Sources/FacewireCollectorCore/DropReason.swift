@@ -30,5 +30,9 @@ public struct DropReason: RawRepresentable, Hashable, Sendable, CustomStringConv
     /// without a `StreamEnd`), and its result did not come within `--max-delay` (SPEC.md 9.6).
     public static let superseded = DropReason("superseded")
 
+    /// The frame's result (or its skip) went to an active collector that died or lost its lease before
+    /// replicating it; the collector that took over publishes the frame as dropped (SPEC.md 15).
+    public static let failover = DropReason("failover")
+
     public var description: String { rawValue }
 }

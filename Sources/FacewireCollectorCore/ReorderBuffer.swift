@@ -84,7 +84,11 @@ public struct ReorderBuffer<Payload> {
 
     private var helloSeen = false
     /// The highest `next_seq` a hello announced: frames below it were numbered, whatever came of them.
-    private var announcedNextSeq: UInt64?
+    public private(set) var announcedNextSeq: UInt64?
+    /// A buffer restored after a failover (``init(restoring:maxDelayNanoseconds:maxPending:at:)``): gaps below this
+    /// sequence drop as ``DropReason/failover`` instead of their usual reason. `.max` until the capture node's first
+    /// hello after the takeover says where its frames sent to the new collector begin; `nil` in a buffer not restored.
+    public private(set) var failoverBelow: UInt64?
     /// When a newer epoch superseded this one (SPEC 9.6): it then stays open only for what is still in flight.
     public private(set) var supersededAt: UInt64?
     /// The last input of any kind (a result, skip, hello or end), or the supersession.
@@ -126,6 +130,67 @@ public struct ReorderBuffer<Payload> {
         self.init(maxDelayNanoseconds: nanos, maxPending: maxPending)
     }
 
+    /// What a buffer carries across a failover (``checkpoint``): where it is, and its accounting. Results and skips it
+    /// holds are not carried; after the takeover their sequences drop as ``DropReason/failover``.
+    public struct Checkpoint: Sendable, Equatable {
+        /// Whether emission had started (the base settled); if not, the restored buffer starts as a new one.
+        public var isSettled: Bool
+        /// The next sequence to emit.
+        public var head: UInt64
+        public var announcedNextSeq: UInt64?
+        public var endSeq: UInt64?
+        public var isSuperseded: Bool
+        public var counters: StreamCounters
+
+        public init(
+            isSettled: Bool, head: UInt64, announcedNextSeq: UInt64?, endSeq: UInt64?, isSuperseded: Bool, counters: StreamCounters
+        ) {
+            self.isSettled = isSettled
+            self.head = head
+            self.announcedNextSeq = announcedNextSeq
+            self.endSeq = endSeq
+            self.isSuperseded = isSuperseded
+            self.counters = counters
+        }
+    }
+
+    /// The buffer's checkpoint now.
+    public var checkpoint: Checkpoint {
+        Checkpoint(
+            isSettled: isSettled, head: head, announcedNextSeq: announcedNextSeq, endSeq: endSeq, isSuperseded: supersededAt != nil,
+            counters: counters)
+    }
+
+    /// A buffer continuing another collector's after a failover, at `now`. A settled checkpoint goes on at its head:
+    /// sequences below it count as late, and every gap below the capture node's first hello from now on (or, until
+    /// one comes, every gap) drops as ``DropReason/failover`` once `maxDelay` has passed. An unsettled one starts as a
+    /// new buffer that has heard the checkpoint's hello. An end or supersession carries over, its wait starting `now`.
+    public init(restoring checkpoint: Checkpoint, maxDelayNanoseconds: UInt64, maxPending: Int, at now: UInt64) {
+        self.init(maxDelayNanoseconds: maxDelayNanoseconds, maxPending: maxPending)
+        counters = checkpoint.counters
+        announcedNextSeq = checkpoint.announcedNextSeq
+        if checkpoint.isSettled {
+            base = checkpoint.head
+            head = checkpoint.head
+            isSettled = true
+            hasEmitted = true
+            historyFloor = checkpoint.head
+        } else if let announced = checkpoint.announcedNextSeq {
+            helloSeen = true
+            lowerBase(to: announced)
+        }
+        failoverBelow = .max
+        if checkpoint.isSettled || checkpoint.announcedNextSeq != nil || checkpoint.endSeq != nil {
+            firstInputAt = now
+            lastInputAt = now
+        }
+        if let endSeq = checkpoint.endSeq {
+            self.endSeq = endSeq
+            endAt = now
+        }
+        if checkpoint.isSuperseded { supersededAt = now }
+    }
+
     // MARK: - Inputs
 
     /// Notes the capture node's announcement: `nextSeq` is the next sequence it will assign.
@@ -136,6 +201,8 @@ public struct ReorderBuffer<Payload> {
         if !isFinished {
             announcedNextSeq = max(announcedNextSeq ?? nextSeq, nextSeq)
             lastInputAt = now
+            // The first hello after a takeover: frames from `nextSeq` on were sent after it, and are not the handover's.
+            if failoverBelow == .max { failoverBelow = max(nextSeq, head) }
         }
         if !isFinished && !hasEmitted {
             helloSeen = true
@@ -207,7 +274,7 @@ public struct ReorderBuffer<Payload> {
             for key in results.keys where key >= nextSeq {
                 pendingBytes &-= results[key]?.bytes ?? 0
                 results[key] = nil
-                counters.late += 1
+                counters.late = Self.add(counters.late, 1)
             }
             skips = skips.compactMap { run in
                 guard run.range.lowerBound < nextSeq else { return nil }
@@ -240,7 +307,7 @@ public struct ReorderBuffer<Payload> {
             if let endSeq, head >= endSeq { break }
             if emitPresentHead(into: &out) { continue }
             guard let gapEnd = nextKnownSeq() else { break }
-            emitDropped(head..<gapEnd, reason: reason, into: &out)
+            emitGap(head..<gapEnd, reason: reason, into: &out)
         }
         finish(into: &out)
         return out
@@ -298,7 +365,7 @@ public struct ReorderBuffer<Payload> {
             return false
         }
         if let endSeq, seq >= endSeq {
-            counters.late += 1
+            counters.late = Self.add(counters.late, 1)
             return false
         }
         noteInput(lowest: seq, at: now)
@@ -307,7 +374,7 @@ public struct ReorderBuffer<Payload> {
             return false
         }
         if results[seq] != nil || skipRunIndex(containing: seq) != nil {
-            counters.duplicates += 1
+            counters.duplicates = Self.add(counters.duplicates, 1)
             return false
         }
         return true
@@ -317,10 +384,10 @@ public struct ReorderBuffer<Payload> {
     /// (or the buffer finished): late if it was dropped or never ours, duplicate if processed.
     private mutating func countOld(_ seq: UInt64) {
         guard let base, seq >= base, seq < head, seq >= historyFloor, !droppedHistoryContains(seq) else {
-            counters.late += 1
+            counters.late = Self.add(counters.late, 1)
             return
         }
-        counters.duplicates += 1
+        counters.duplicates = Self.add(counters.duplicates, 1)
     }
 
     private func droppedHistoryContains(_ seq: UInt64) -> Bool {
@@ -408,8 +475,8 @@ public struct ReorderBuffer<Payload> {
         if let pending = results.removeValue(forKey: head) {
             pendingBytes &-= pending.bytes
             out.append(.frame(seq: head, payload: pending.payload))
-            counters.processed += 1
-            counters.emitted += 1
+            counters.processed = Self.add(counters.processed, 1)
+            counters.emitted = Self.add(counters.emitted, 1)
             hasEmitted = true
             head += 1
             return true
@@ -420,6 +487,18 @@ public struct ReorderBuffer<Payload> {
             return true
         }
         return false
+    }
+
+    /// Emits the gap `range` (starting at the head) as dropped with `reason`, except its part below ``failoverBelow``,
+    /// which the handover lost (``DropReason/failover``). Skips the capture node reported keep their reason.
+    private mutating func emitGap(_ range: Range<UInt64>, reason: DropReason, into out: inout [Emission]) {
+        if let floor = failoverBelow, range.lowerBound < floor {
+            let split = min(floor, range.upperBound)
+            emitDropped(range.lowerBound..<split, reason: .failover, into: &out)
+            emitDropped(split..<range.upperBound, reason: reason, into: &out)
+        } else {
+            emitDropped(range, reason: reason, into: &out)
+        }
     }
 
     private mutating func emitDropped(_ range: Range<UInt64>, reason: DropReason, into out: inout [Emission]) {
@@ -480,15 +559,15 @@ public struct ReorderBuffer<Payload> {
                 // announced frames that never came drop as superseded).
                 guard supersededAt != nil, let quiet = lastInputAt, now >= Self.add(quiet, maxDelay) else { return }
                 if let announced = announcedNextSeq, announced > head {
-                    emitDropped(head..<announced, reason: .superseded, into: &out)
+                    emitGap(head..<announced, reason: .superseded, into: &out)
                 }
                 finish(into: &out)
                 return
             }
             if let known = laterKnownAt, now >= Self.add(known, maxDelay) {
-                emitDropped(head..<gapEnd, reason: supersededAt == nil ? .timeout : .superseded, into: &out)
+                emitGap(head..<gapEnd, reason: supersededAt == nil ? .timeout : .superseded, into: &out)
             } else if results.count > maxPending || skips.count > maxPending {
-                emitDropped(head..<gapEnd, reason: .overflow, into: &out)
+                emitGap(head..<gapEnd, reason: .overflow, into: &out)
             } else {
                 return
             }

@@ -164,6 +164,32 @@ public struct StreamTable<Payload> {
         update(key, now: now) { $0.flush(reason: reason) }
     }
 
+    /// The ended (stream, epoch) pairs remembered, sorted (a standby refuses their stragglers after a failover).
+    public var endedKeys: [Key] { ended.keys.sorted() }
+
+    /// Whether `key` ended and is remembered.
+    public func hasEnded(_ key: Key) -> Bool { ended[key] != nil }
+
+    /// Puts back a (stream, epoch) another collector had open (failover): `buffer` becomes its buffer, and its epoch
+    /// the stream's newest unless a newer one is known. False (nothing changes) if the key is open or ended already.
+    @discardableResult
+    public mutating func restore(_ key: Key, buffer: ReorderBuffer<Payload>) -> Bool {
+        guard buffers[key] == nil, ended[key] == nil else { return false }
+        buffers[key] = buffer
+        sortedKeys.insert(key, at: insertionIndex(of: key))
+        newestEpoch[key.stream] = max(newestEpoch[key.stream] ?? key.epoch, key.epoch)
+        return true
+    }
+
+    /// Remembers that `key` ended (another collector published its end), refusing its stragglers. Bounded as ends are.
+    public mutating func rememberEnded(_ key: Key, at now: UInt64) {
+        guard buffers[key] == nil else { return }
+        ended[key] = now
+        newestEpoch[key.stream] = max(newestEpoch[key.stream] ?? key.epoch, key.epoch)
+        trimEnded()
+        forgetClosedStreams()
+    }
+
     /// Where `key` goes in `sortedKeys` (binary search).
     private func insertionIndex(of key: Key) -> Int {
         var (low, high) = (0, sortedKeys.count)
@@ -187,18 +213,27 @@ public struct StreamTable<Payload> {
             if position < sortedKeys.count, sortedKeys[position] == key { sortedKeys.remove(at: position) }
             ended = ended.filter { now &- $0.value < endedMemory }
             ended[key] = now
-            // Bounded in number too (8 × maxOpen): a flood of short streams forgets the oldest ends first.
-            let limit = maxEndedRemembered
-            if ended.count > limit {
-                let keep = ended.sorted { ($0.value, $0.key) > ($1.value, $1.key) }.prefix(limit / 2)
-                ended = Dictionary(uniqueKeysWithValues: keep.map { ($0.key, $0.value) })
-            }
+            trimEnded()
             // Forget the newest epoch of streams with nothing open or remembered (bounded by open + ended keys).
-            newestEpoch = newestEpoch.filter {
-                let newest = Key(stream: $0.key, epoch: $0.value)
-                return buffers[newest] != nil || ended[newest] != nil
-            }
+            forgetClosedStreams()
         }
         return emissions
+    }
+
+    /// Bounds the ended keys in number too (8 × maxOpen): a flood of short streams forgets the oldest ends first.
+    private mutating func trimEnded() {
+        let limit = maxEndedRemembered
+        if ended.count > limit {
+            let keep = ended.sorted { ($0.value, $0.key) > ($1.value, $1.key) }.prefix(limit / 2)
+            ended = Dictionary(uniqueKeysWithValues: keep.map { ($0.key, $0.value) })
+        }
+    }
+
+    /// Forgets the newest epoch of streams with nothing open or remembered.
+    private mutating func forgetClosedStreams() {
+        newestEpoch = newestEpoch.filter {
+            let newest = Key(stream: $0.key, epoch: $0.value)
+            return buffers[newest] != nil || ended[newest] != nil
+        }
     }
 }

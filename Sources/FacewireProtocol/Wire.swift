@@ -31,6 +31,12 @@ public typealias Idle = Facewire_V1_Idle
 public typealias TrackingReset = Facewire_V1_TrackingReset
 public typealias DropCount = Facewire_V1_DropCount
 public typealias StreamStatisticsMessage = Facewire_V1_StreamStatistics
+public typealias CollectorRole = Facewire_V1_CollectorRole
+public typealias TrackCheckpoint = Facewire_V1_TrackCheckpoint
+public typealias StreamCheckpoint = Facewire_V1_StreamCheckpoint
+public typealias Replication = Facewire_V1_Replication
+public typealias ReplicationAck = Facewire_V1_ReplicationAck
+public typealias ReplicationMessage = Facewire_V1_ReplicationMessage
 
 /// Constants of protocol version 1 (see protocol/SPEC.md).
 public enum Wire {

@@ -14,6 +14,11 @@
 /// upright frame (after EXIF orientation), origin at the top left; "left" means the image's
 /// left (smaller x), as in Core Image's CIFaceFeature.
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import SwiftProtobuf
 
 // If the compiler emits an error on this type, it is because this file
@@ -197,6 +202,51 @@ public nonisolated enum Facewire_V1_Role: SwiftProtobuf.Enum, Swift.CaseIterable
     .worker,
     .tail,
     .view,
+  ]
+
+}
+
+/// What a collector is in a failover group (SPEC.md 15).
+public nonisolated enum Facewire_V1_CollectorRole: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+
+  /// no election: the only collector
+  case single // = 0
+
+  /// elected: it orders and publishes
+  case active // = 1
+
+  /// follows the active; takes no results, publishes nothing
+  case standby // = 2
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .single
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .single
+    case 1: self = .active
+    case 2: self = .standby
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .single: return 0
+    case .active: return 1
+    case .standby: return 2
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Facewire_V1_CollectorRole] = [
+    .single,
+    .active,
+    .standby,
   ]
 
 }
@@ -924,6 +974,14 @@ public nonisolated struct Facewire_V1_Welcome: Sendable {
   /// the collector's results stream (PUB)
   public var publishEndpoint: String = String()
 
+  public var role: Facewire_V1_CollectorRole = .single
+
+  /// the active's fencing epoch (0 = no election); a client follows the highest
+  public var leaderEpoch: UInt64 = 0
+
+  /// a standby's answer: the active's control endpoint, as its leader key says ("" = unknown)
+  public var activeEndpoint: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1439,6 +1497,18 @@ public nonisolated struct Facewire_V1_StreamMessage: @unchecked Sendable {
     set {_uniqueStorage()._body = .statistics(newValue)}
   }
 
+  /// Collector failover (SPEC.md 15); both 0 from a collector without election.
+  public var publication: UInt64 {
+    get {_storage._publication}
+    set {_uniqueStorage()._publication = newValue}
+  }
+
+  /// the publishing collector's fencing epoch
+  public var leaderEpoch: UInt64 {
+    get {_storage._leaderEpoch}
+    set {_uniqueStorage()._leaderEpoch = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -1454,6 +1524,252 @@ public nonisolated struct Facewire_V1_StreamMessage: @unchecked Sendable {
   public init() {}
 
   fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+/// One track of a stream's tracker (FaceTracker.State.Track).
+public nonisolated struct Facewire_V1_TrackCheckpoint: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// 0: not confirmed yet (never announced)
+  public var id: UInt64 = 0
+
+  /// the box filter's state: 20 numbers
+  public var filter: [Double] = []
+
+  public var time: Double = 0
+
+  public var lastSeenTime: Double = 0
+
+  public var lastSeenSeq: UInt64 = 0
+
+  public var frameCount: UInt32 = 0
+
+  /// the last heart rate reported on one of its faces (its left event carries it)
+  public var lastHeartRate: Facewire_V1_HeartRate {
+    get {_lastHeartRate ?? Facewire_V1_HeartRate()}
+    set {_lastHeartRate = newValue}
+  }
+  /// Returns true if `lastHeartRate` has been explicitly set.
+  public var hasLastHeartRate: Bool {self._lastHeartRate != nil}
+  /// Clears the value of `lastHeartRate`. Subsequent reads from it will return its default value.
+  public mutating func clearLastHeartRate() {self._lastHeartRate = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _lastHeartRate: Facewire_V1_HeartRate? = nil
+}
+
+/// A (stream, epoch) as the active has it after publishing everything up to `next_seq`.
+public nonisolated struct Facewire_V1_StreamCheckpoint: @unchecked Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var stream: String {
+    get {_storage._stream}
+    set {_uniqueStorage()._stream = newValue}
+  }
+
+  public var epoch: UInt64 {
+    get {_storage._epoch}
+    set {_uniqueStorage()._epoch = newValue}
+  }
+
+  /// the (stream, epoch) ended: forget it, and refuse its stragglers
+  public var closed: Bool {
+    get {_storage._closed}
+    set {_uniqueStorage()._closed = newValue}
+  }
+
+  /// false: nothing emitted yet (the start is not settled)
+  public var emitting: Bool {
+    get {_storage._emitting}
+    set {_uniqueStorage()._emitting = newValue}
+  }
+
+  /// the next sequence to publish
+  public var nextSeq: UInt64 {
+    get {_storage._nextSeq}
+    set {_uniqueStorage()._nextSeq = newValue}
+  }
+
+  /// the highest next_seq a capture hello announced
+  public var announcedNextSeq: UInt64 {
+    get {_storage._announcedNextSeq}
+    set {_uniqueStorage()._announcedNextSeq = newValue}
+  }
+
+  /// the StreamEnd's next_seq, once received
+  public var endSeq: UInt64 {
+    get {_storage._endSeq ?? 0}
+    set {_uniqueStorage()._endSeq = newValue}
+  }
+  /// Returns true if `endSeq` has been explicitly set.
+  public var hasEndSeq: Bool {_storage._endSeq != nil}
+  /// Clears the value of `endSeq`. Subsequent reads from it will return its default value.
+  public mutating func clearEndSeq() {_uniqueStorage()._endSeq = nil}
+
+  /// a newer epoch of the stream began
+  public var superseded: Bool {
+    get {_storage._superseded}
+    set {_uniqueStorage()._superseded = newValue}
+  }
+
+  /// the StreamSummary's counters so far
+  public var emitted: UInt64 {
+    get {_storage._emitted}
+    set {_uniqueStorage()._emitted = newValue}
+  }
+
+  public var processed: UInt64 {
+    get {_storage._processed}
+    set {_uniqueStorage()._processed = newValue}
+  }
+
+  public var dropped: UInt64 {
+    get {_storage._dropped}
+    set {_uniqueStorage()._dropped = newValue}
+  }
+
+  public var late: UInt64 {
+    get {_storage._late}
+    set {_uniqueStorage()._late = newValue}
+  }
+
+  public var duplicates: UInt64 {
+    get {_storage._duplicates}
+    set {_uniqueStorage()._duplicates = newValue}
+  }
+
+  public var workerDropped: UInt64 {
+    get {_storage._workerDropped}
+    set {_uniqueStorage()._workerDropped = newValue}
+  }
+
+  public var errors: UInt64 {
+    get {_storage._errors}
+    set {_uniqueStorage()._errors = newValue}
+  }
+
+  public var tracks: [Facewire_V1_TrackCheckpoint] {
+    get {_storage._tracks}
+    set {_uniqueStorage()._tracks = newValue}
+  }
+
+  public var nextTrackID: UInt64 {
+    get {_storage._nextTrackID}
+    set {_uniqueStorage()._nextTrackID = newValue}
+  }
+
+  public var previousTime: Double {
+    get {_storage._previousTime ?? 0}
+    set {_uniqueStorage()._previousTime = newValue}
+  }
+  /// Returns true if `previousTime` has been explicitly set.
+  public var hasPreviousTime: Bool {_storage._previousTime != nil}
+  /// Clears the value of `previousTime`. Subsequent reads from it will return its default value.
+  public mutating func clearPreviousTime() {_uniqueStorage()._previousTime = nil}
+
+  /// the number the stream's next published message gets
+  public var nextPublication: UInt64 {
+    get {_storage._nextPublication}
+    set {_uniqueStorage()._nextPublication = newValue}
+  }
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+/// active -> standby: what one step of the active changed, and what it published.
+public nonisolated struct Facewire_V1_Replication: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the active's fencing epoch
+  public var leaderEpoch: UInt64 = 0
+
+  /// 1, 2, 3, ... per standby session
+  public var number: UInt64 = 0
+
+  /// `checkpoints` are every open stream: forget every other
+  public var snapshot: Bool = false
+
+  public var checkpoints: [Facewire_V1_StreamCheckpoint] = []
+
+  /// the step's StreamMessages, serialised, in order; published after the ack
+  public var publications: [Data] = []
+
+  /// every publication of steps numbered <= this went out
+  public var publishedThrough: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// standby -> active: the highest Replication applied in order. `number` 0 asks for a snapshot
+/// (a standby that starts, or saw a gap).
+public nonisolated struct Facewire_V1_ReplicationAck: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the epoch of the active it follows
+  public var leaderEpoch: UInt64 = 0
+
+  public var number: UInt64 = 0
+
+  /// the standby's name (logs, metrics)
+  public var nodeID: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Facewire_V1_ReplicationMessage: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// MUST be 1
+  public var version: UInt32 = 0
+
+  public var body: Facewire_V1_ReplicationMessage.OneOf_Body? = nil
+
+  public var replication: Facewire_V1_Replication {
+    get {
+      if case .replication(let v)? = body {return v}
+      return Facewire_V1_Replication()
+    }
+    set {body = .replication(newValue)}
+  }
+
+  public var ack: Facewire_V1_ReplicationAck {
+    get {
+      if case .ack(let v)? = body {return v}
+      return Facewire_V1_ReplicationAck()
+    }
+    set {body = .ack(newValue)}
+  }
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public nonisolated enum OneOf_Body: Equatable, Sendable {
+    case replication(Facewire_V1_Replication)
+    case ack(Facewire_V1_ReplicationAck)
+
+  }
+
+  public init() {}
 }
 
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
@@ -1474,6 +1790,10 @@ nonisolated extension Facewire_V1_FrameStatus: SwiftProtobuf._ProtoNameProviding
 
 nonisolated extension Facewire_V1_Role: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ROLE_UNSPECIFIED\0\u{1}ROLE_CAPTURE\0\u{1}ROLE_WORKER\0\u{1}ROLE_TAIL\0\u{1}ROLE_VIEW\0")
+}
+
+nonisolated extension Facewire_V1_CollectorRole: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0COLLECTOR_ROLE_SINGLE\0\u{1}COLLECTOR_ROLE_ACTIVE\0\u{1}COLLECTOR_ROLE_STANDBY\0")
 }
 
 nonisolated extension Facewire_V1_Ready: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
@@ -2346,7 +2666,7 @@ nonisolated extension Facewire_V1_CaptureInfo: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Facewire_V1_Welcome: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Welcome"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}captures\0\u{3}publish_endpoint\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}captures\0\u{3}publish_endpoint\0\u{1}role\0\u{3}leader_epoch\0\u{3}active_endpoint\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2356,6 +2676,9 @@ nonisolated extension Facewire_V1_Welcome: SwiftProtobuf.Message, SwiftProtobuf.
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.captures) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.publishEndpoint) }()
+      case 3: try { try decoder.decodeSingularEnumField(value: &self.role) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.leaderEpoch) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.activeEndpoint) }()
       default: break
       }
     }
@@ -2368,12 +2691,24 @@ nonisolated extension Facewire_V1_Welcome: SwiftProtobuf.Message, SwiftProtobuf.
     if !self.publishEndpoint.isEmpty {
       try visitor.visitSingularStringField(value: self.publishEndpoint, fieldNumber: 2)
     }
+    if self.role != .single {
+      try visitor.visitSingularEnumField(value: self.role, fieldNumber: 3)
+    }
+    if self.leaderEpoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.leaderEpoch, fieldNumber: 4)
+    }
+    if !self.activeEndpoint.isEmpty {
+      try visitor.visitSingularStringField(value: self.activeEndpoint, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Facewire_V1_Welcome, rhs: Facewire_V1_Welcome) -> Bool {
     if lhs.captures != rhs.captures {return false}
     if lhs.publishEndpoint != rhs.publishEndpoint {return false}
+    if lhs.role != rhs.role {return false}
+    if lhs.leaderEpoch != rhs.leaderEpoch {return false}
+    if lhs.activeEndpoint != rhs.activeEndpoint {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3184,13 +3519,15 @@ nonisolated extension Facewire_V1_StreamStatistics: SwiftProtobuf.Message, Swift
 
 nonisolated extension Facewire_V1_StreamMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StreamMessage"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}stream\0\u{1}epoch\0\u{1}frame\0\u{1}event\0\u{1}end\0\u{1}reset\0\u{1}statistics\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}stream\0\u{1}epoch\0\u{1}frame\0\u{1}event\0\u{1}end\0\u{1}reset\0\u{1}statistics\0\u{1}publication\0\u{3}leader_epoch\0")
 
   fileprivate class _StorageClass {
     var _version: UInt32 = 0
     var _stream: String = String()
     var _epoch: UInt64 = 0
     var _body: Facewire_V1_StreamMessage.OneOf_Body?
+    var _publication: UInt64 = 0
+    var _leaderEpoch: UInt64 = 0
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -3205,6 +3542,8 @@ nonisolated extension Facewire_V1_StreamMessage: SwiftProtobuf.Message, SwiftPro
       _stream = source._stream
       _epoch = source._epoch
       _body = source._body
+      _publication = source._publication
+      _leaderEpoch = source._leaderEpoch
     }
   }
 
@@ -3291,6 +3630,8 @@ nonisolated extension Facewire_V1_StreamMessage: SwiftProtobuf.Message, SwiftPro
             _storage._body = .statistics(v)
           }
         }()
+        case 9: try { try decoder.decodeSingularUInt64Field(value: &_storage._publication) }()
+        case 10: try { try decoder.decodeSingularUInt64Field(value: &_storage._leaderEpoch) }()
         default: break
         }
       }
@@ -3335,6 +3676,12 @@ nonisolated extension Facewire_V1_StreamMessage: SwiftProtobuf.Message, SwiftPro
       }()
       case nil: break
       }
+      if _storage._publication != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._publication, fieldNumber: 9)
+      }
+      if _storage._leaderEpoch != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._leaderEpoch, fieldNumber: 10)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -3348,10 +3695,439 @@ nonisolated extension Facewire_V1_StreamMessage: SwiftProtobuf.Message, SwiftPro
         if _storage._stream != rhs_storage._stream {return false}
         if _storage._epoch != rhs_storage._epoch {return false}
         if _storage._body != rhs_storage._body {return false}
+        if _storage._publication != rhs_storage._publication {return false}
+        if _storage._leaderEpoch != rhs_storage._leaderEpoch {return false}
         return true
       }
       if !storagesAreEqual {return false}
     }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Facewire_V1_TrackCheckpoint: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".TrackCheckpoint"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}filter\0\u{1}time\0\u{3}last_seen_time\0\u{3}last_seen_seq\0\u{3}frame_count\0\u{3}last_heart_rate\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.id) }()
+      case 2: try { try decoder.decodeRepeatedDoubleField(value: &self.filter) }()
+      case 3: try { try decoder.decodeSingularDoubleField(value: &self.time) }()
+      case 4: try { try decoder.decodeSingularDoubleField(value: &self.lastSeenTime) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.lastSeenSeq) }()
+      case 6: try { try decoder.decodeSingularUInt32Field(value: &self.frameCount) }()
+      case 7: try { try decoder.decodeSingularMessageField(value: &self._lastHeartRate) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.id != 0 {
+      try visitor.visitSingularUInt64Field(value: self.id, fieldNumber: 1)
+    }
+    if !self.filter.isEmpty {
+      try visitor.visitPackedDoubleField(value: self.filter, fieldNumber: 2)
+    }
+    if self.time.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.time, fieldNumber: 3)
+    }
+    if self.lastSeenTime.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.lastSeenTime, fieldNumber: 4)
+    }
+    if self.lastSeenSeq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.lastSeenSeq, fieldNumber: 5)
+    }
+    if self.frameCount != 0 {
+      try visitor.visitSingularUInt32Field(value: self.frameCount, fieldNumber: 6)
+    }
+    try { if let v = self._lastHeartRate {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Facewire_V1_TrackCheckpoint, rhs: Facewire_V1_TrackCheckpoint) -> Bool {
+    if lhs.id != rhs.id {return false}
+    if lhs.filter != rhs.filter {return false}
+    if lhs.time != rhs.time {return false}
+    if lhs.lastSeenTime != rhs.lastSeenTime {return false}
+    if lhs.lastSeenSeq != rhs.lastSeenSeq {return false}
+    if lhs.frameCount != rhs.frameCount {return false}
+    if lhs._lastHeartRate != rhs._lastHeartRate {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Facewire_V1_StreamCheckpoint: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".StreamCheckpoint"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}stream\0\u{1}epoch\0\u{1}closed\0\u{1}emitting\0\u{3}next_seq\0\u{3}announced_next_seq\0\u{3}end_seq\0\u{1}superseded\0\u{1}emitted\0\u{1}processed\0\u{1}dropped\0\u{1}late\0\u{1}duplicates\0\u{3}worker_dropped\0\u{1}errors\0\u{1}tracks\0\u{3}next_track_id\0\u{3}previous_time\0\u{3}next_publication\0")
+
+  fileprivate class _StorageClass {
+    var _stream: String = String()
+    var _epoch: UInt64 = 0
+    var _closed: Bool = false
+    var _emitting: Bool = false
+    var _nextSeq: UInt64 = 0
+    var _announcedNextSeq: UInt64 = 0
+    var _endSeq: UInt64? = nil
+    var _superseded: Bool = false
+    var _emitted: UInt64 = 0
+    var _processed: UInt64 = 0
+    var _dropped: UInt64 = 0
+    var _late: UInt64 = 0
+    var _duplicates: UInt64 = 0
+    var _workerDropped: UInt64 = 0
+    var _errors: UInt64 = 0
+    var _tracks: [Facewire_V1_TrackCheckpoint] = []
+    var _nextTrackID: UInt64 = 0
+    var _previousTime: Double? = nil
+    var _nextPublication: UInt64 = 0
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _stream = source._stream
+      _epoch = source._epoch
+      _closed = source._closed
+      _emitting = source._emitting
+      _nextSeq = source._nextSeq
+      _announcedNextSeq = source._announcedNextSeq
+      _endSeq = source._endSeq
+      _superseded = source._superseded
+      _emitted = source._emitted
+      _processed = source._processed
+      _dropped = source._dropped
+      _late = source._late
+      _duplicates = source._duplicates
+      _workerDropped = source._workerDropped
+      _errors = source._errors
+      _tracks = source._tracks
+      _nextTrackID = source._nextTrackID
+      _previousTime = source._previousTime
+      _nextPublication = source._nextPublication
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularStringField(value: &_storage._stream) }()
+        case 2: try { try decoder.decodeSingularUInt64Field(value: &_storage._epoch) }()
+        case 3: try { try decoder.decodeSingularBoolField(value: &_storage._closed) }()
+        case 4: try { try decoder.decodeSingularBoolField(value: &_storage._emitting) }()
+        case 5: try { try decoder.decodeSingularUInt64Field(value: &_storage._nextSeq) }()
+        case 6: try { try decoder.decodeSingularUInt64Field(value: &_storage._announcedNextSeq) }()
+        case 7: try { try decoder.decodeSingularUInt64Field(value: &_storage._endSeq) }()
+        case 8: try { try decoder.decodeSingularBoolField(value: &_storage._superseded) }()
+        case 9: try { try decoder.decodeSingularUInt64Field(value: &_storage._emitted) }()
+        case 10: try { try decoder.decodeSingularUInt64Field(value: &_storage._processed) }()
+        case 11: try { try decoder.decodeSingularUInt64Field(value: &_storage._dropped) }()
+        case 12: try { try decoder.decodeSingularUInt64Field(value: &_storage._late) }()
+        case 13: try { try decoder.decodeSingularUInt64Field(value: &_storage._duplicates) }()
+        case 14: try { try decoder.decodeSingularUInt64Field(value: &_storage._workerDropped) }()
+        case 15: try { try decoder.decodeSingularUInt64Field(value: &_storage._errors) }()
+        case 16: try { try decoder.decodeRepeatedMessageField(value: &_storage._tracks) }()
+        case 17: try { try decoder.decodeSingularUInt64Field(value: &_storage._nextTrackID) }()
+        case 18: try { try decoder.decodeSingularDoubleField(value: &_storage._previousTime) }()
+        case 19: try { try decoder.decodeSingularUInt64Field(value: &_storage._nextPublication) }()
+        default: break
+        }
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if !_storage._stream.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._stream, fieldNumber: 1)
+      }
+      if _storage._epoch != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._epoch, fieldNumber: 2)
+      }
+      if _storage._closed != false {
+        try visitor.visitSingularBoolField(value: _storage._closed, fieldNumber: 3)
+      }
+      if _storage._emitting != false {
+        try visitor.visitSingularBoolField(value: _storage._emitting, fieldNumber: 4)
+      }
+      if _storage._nextSeq != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._nextSeq, fieldNumber: 5)
+      }
+      if _storage._announcedNextSeq != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._announcedNextSeq, fieldNumber: 6)
+      }
+      try { if let v = _storage._endSeq {
+        try visitor.visitSingularUInt64Field(value: v, fieldNumber: 7)
+      } }()
+      if _storage._superseded != false {
+        try visitor.visitSingularBoolField(value: _storage._superseded, fieldNumber: 8)
+      }
+      if _storage._emitted != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._emitted, fieldNumber: 9)
+      }
+      if _storage._processed != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._processed, fieldNumber: 10)
+      }
+      if _storage._dropped != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._dropped, fieldNumber: 11)
+      }
+      if _storage._late != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._late, fieldNumber: 12)
+      }
+      if _storage._duplicates != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._duplicates, fieldNumber: 13)
+      }
+      if _storage._workerDropped != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._workerDropped, fieldNumber: 14)
+      }
+      if _storage._errors != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._errors, fieldNumber: 15)
+      }
+      if !_storage._tracks.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._tracks, fieldNumber: 16)
+      }
+      if _storage._nextTrackID != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._nextTrackID, fieldNumber: 17)
+      }
+      try { if let v = _storage._previousTime {
+        try visitor.visitSingularDoubleField(value: v, fieldNumber: 18)
+      } }()
+      if _storage._nextPublication != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._nextPublication, fieldNumber: 19)
+      }
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Facewire_V1_StreamCheckpoint, rhs: Facewire_V1_StreamCheckpoint) -> Bool {
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._stream != rhs_storage._stream {return false}
+        if _storage._epoch != rhs_storage._epoch {return false}
+        if _storage._closed != rhs_storage._closed {return false}
+        if _storage._emitting != rhs_storage._emitting {return false}
+        if _storage._nextSeq != rhs_storage._nextSeq {return false}
+        if _storage._announcedNextSeq != rhs_storage._announcedNextSeq {return false}
+        if _storage._endSeq != rhs_storage._endSeq {return false}
+        if _storage._superseded != rhs_storage._superseded {return false}
+        if _storage._emitted != rhs_storage._emitted {return false}
+        if _storage._processed != rhs_storage._processed {return false}
+        if _storage._dropped != rhs_storage._dropped {return false}
+        if _storage._late != rhs_storage._late {return false}
+        if _storage._duplicates != rhs_storage._duplicates {return false}
+        if _storage._workerDropped != rhs_storage._workerDropped {return false}
+        if _storage._errors != rhs_storage._errors {return false}
+        if _storage._tracks != rhs_storage._tracks {return false}
+        if _storage._nextTrackID != rhs_storage._nextTrackID {return false}
+        if _storage._previousTime != rhs_storage._previousTime {return false}
+        if _storage._nextPublication != rhs_storage._nextPublication {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Facewire_V1_Replication: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Replication"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}leader_epoch\0\u{1}number\0\u{1}snapshot\0\u{1}checkpoints\0\u{1}publications\0\u{3}published_through\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.leaderEpoch) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.number) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.snapshot) }()
+      case 4: try { try decoder.decodeRepeatedMessageField(value: &self.checkpoints) }()
+      case 5: try { try decoder.decodeRepeatedBytesField(value: &self.publications) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.publishedThrough) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.leaderEpoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.leaderEpoch, fieldNumber: 1)
+    }
+    if self.number != 0 {
+      try visitor.visitSingularUInt64Field(value: self.number, fieldNumber: 2)
+    }
+    if self.snapshot != false {
+      try visitor.visitSingularBoolField(value: self.snapshot, fieldNumber: 3)
+    }
+    if !self.checkpoints.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.checkpoints, fieldNumber: 4)
+    }
+    if !self.publications.isEmpty {
+      try visitor.visitRepeatedBytesField(value: self.publications, fieldNumber: 5)
+    }
+    if self.publishedThrough != 0 {
+      try visitor.visitSingularUInt64Field(value: self.publishedThrough, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Facewire_V1_Replication, rhs: Facewire_V1_Replication) -> Bool {
+    if lhs.leaderEpoch != rhs.leaderEpoch {return false}
+    if lhs.number != rhs.number {return false}
+    if lhs.snapshot != rhs.snapshot {return false}
+    if lhs.checkpoints != rhs.checkpoints {return false}
+    if lhs.publications != rhs.publications {return false}
+    if lhs.publishedThrough != rhs.publishedThrough {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Facewire_V1_ReplicationAck: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReplicationAck"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}leader_epoch\0\u{1}number\0\u{3}node_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.leaderEpoch) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.number) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.nodeID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.leaderEpoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.leaderEpoch, fieldNumber: 1)
+    }
+    if self.number != 0 {
+      try visitor.visitSingularUInt64Field(value: self.number, fieldNumber: 2)
+    }
+    if !self.nodeID.isEmpty {
+      try visitor.visitSingularStringField(value: self.nodeID, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Facewire_V1_ReplicationAck, rhs: Facewire_V1_ReplicationAck) -> Bool {
+    if lhs.leaderEpoch != rhs.leaderEpoch {return false}
+    if lhs.number != rhs.number {return false}
+    if lhs.nodeID != rhs.nodeID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Facewire_V1_ReplicationMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReplicationMessage"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}replication\0\u{1}ack\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.version) }()
+      case 2: try {
+        var v: Facewire_V1_Replication?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .replication(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .replication(v)
+        }
+      }()
+      case 3: try {
+        var v: Facewire_V1_ReplicationAck?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .ack(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .ack(v)
+        }
+      }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.version != 0 {
+      try visitor.visitSingularUInt32Field(value: self.version, fieldNumber: 1)
+    }
+    switch self.body {
+    case .replication?: try {
+      guard case .replication(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    }()
+    case .ack?: try {
+      guard case .ack(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+    }()
+    case nil: break
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Facewire_V1_ReplicationMessage, rhs: Facewire_V1_ReplicationMessage) -> Bool {
+    if lhs.version != rhs.version {return false}
+    if lhs.body != rhs.body {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
