@@ -117,7 +117,7 @@ public final class CaptureNode: @unchecked Sendable {
         /// Feeds the Readys that arrive within `milliseconds` to the core (a view subscribing or leaving ends the wait
         /// too), and applies the preview subscriptions that arrived.
         func collectReadys(waiting milliseconds: Int) throws {
-            let others = [control?.socket, preview?.pollable].compactMap { $0 }
+            let others = (control?.sockets ?? []) + [preview?.pollable].compactMap { $0 }
             let (readys, input) = try router.receiveReadys(timeoutMilliseconds: milliseconds, wakingFor: others)
             for (identity, ready) in readys {
                 switch ready {
@@ -129,8 +129,14 @@ public final class CaptureNode: @unchecked Sendable {
             for assignment in try control?.receiveAssignments() ?? [] {
                 perform(core.assigned(assignment, at: Clock.now()))
             }
+            if let control, control.activeChanges != activeChanges {
+                // A new active collector (failover): it hears this node's hello and request now, not in a second.
+                activeChanges = control.activeChanges
+                perform(core.collectorChanged(at: Clock.now()))
+            }
             if preview != nil, input.last == true { try preview?.readSubscriptions() }
         }
+        var activeChanges = control?.activeChanges ?? 0
         perform(core.start(at: Clock.now()))
         // The loop goes round on every Ready, assignment and frame: the health note and the gauges are refreshed at
         // most every 100 ms (a hundred nodes on two cores spent a few % of the machine rebuilding them).

@@ -20,8 +20,12 @@ final class CollectorLink {
         if !session.send(body) { counters.add("control_lost") }
     }
 
-    /// The socket, for polling with the frame socket.
-    var socket: ZMQSocket { session.socket }
+    /// The sockets (one per collector of a failover group), for polling with the frame socket.
+    var sockets: [ZMQSocket] { session.sockets }
+
+    /// How many times the active collector changed (failover, SPEC.md 15): the node then says hello and asks for
+    /// threads again at once.
+    var activeChanges: UInt64 { session.activeChanges }
 
     /// The assignments that arrived (without waiting), at most `limit`; anything else from the collector is counted
     /// (`control_malformed`) and dropped.
@@ -30,9 +34,13 @@ final class CollectorLink {
         var read = 0
         while read < limit, let reply = try session.receiveNow() {
             read += 1
-            if case .assignment(let assignment) = reply {
+            switch reply {
+            case .assignment(let assignment):
                 assignments.append(assignment)
-            } else {
+            case .welcome:
+                // The active collector of a failover group says so (its choice is the session's).
+                break
+            default:
                 counters.add("control_malformed")
             }
         }

@@ -518,6 +518,23 @@ public struct CaptureCore<Payload> {
         return out
     }
 
+    /// The collector that is active changed (failover, SPEC.md 15): the new one has not heard from this node. It gets a
+    /// hello now (with the next sequence: frames from it on were sent after the change), a request for threads afresh
+    /// (it numbers its assignments from 1), and a finished stream's end again (the old one may have died with it).
+    public mutating func collectorChanged(at now: Instant) -> Output {
+        var out = Output()
+        out.count("collector_changes")
+        demand.seen = 0
+        demand.lastWanted = nil
+        switch phase {
+        case .running, .ending: hello(at: now, into: &out)
+        case .finished: sendEnd(into: &out)
+        case .lost: break
+        }
+        syncDemand(at: now, into: &out)
+        return out
+    }
+
     /// The node stops (a signal, or an error): whatever was not sent is reported skipped, and the stream ends.
     public mutating func stop(at now: Instant) -> Output {
         var out = Output()

@@ -38,6 +38,9 @@ public struct CollectorConfiguration: Sendable {
     /// `pulse_refused_cap`).
     public var maxPulseTracks: Int = 1024
 
+    /// `--election`: a failover group (SPEC.md 15); nil for a single collector.
+    public var failover: FailoverSettings?
+
     /// The core's settings.
     public var limits: CollectorLimits {
         CollectorLimits(

@@ -25,18 +25,29 @@ public final class CollectorNode: @unchecked Sendable {
     private let waitingGauge = Gauge(label: "facewire_collector_dispatch_waiting_captures")
     /// Bounded by the core (`--max-metric-streams` streams, 32 reason codes, 3 statuses).
     private var streamFrames: [CollectorAction.FrameCount: CoreMetrics.Counter] = [:]
-    private let logger: Logger
-    private let context = ZMQContext()
-    private var core: CollectorCore
+    let logger: Logger
+    let context = ZMQContext()
+    var core: CollectorCore
     /// Called with every message of the ordered stream, in order, before it is published (the `--output` file).
     /// An error is logged and counted (`output_failed`); the stream goes on.
     private let sink: ((StreamMessage) throws -> Void)?
+    /// The role the election last gave (set from the election's task, read by the loop); nil without `--election`.
+    public let role: RoleBox?
+    /// The failover part of the loop (replication), with `--election`.
+    var failover: FailoverShell?
+    /// What the core published in the current step: handed to replication (which publishes it once the standbys have
+    /// it) while active in a failover group, published at once otherwise.
+    var stepPublications: [StreamMessage] = []
 
-    public init(configuration: CollectorConfiguration, logger: Logger, sink: ((StreamMessage) throws -> Void)? = nil) {
+    public init(
+        configuration: CollectorConfiguration, logger: Logger, role: RoleBox? = nil, sink: ((StreamMessage) throws -> Void)? = nil
+    ) {
         self.configuration = configuration
         self.logger = logger
         self.sink = sink
+        self.role = role
         core = CollectorCore(limits: configuration.limits, tracking: configuration.tracking)
+        if role != nil { core.announcement = .init(role: .standby) }
     }
 
 
@@ -44,7 +55,9 @@ public final class CollectorNode: @unchecked Sendable {
         stop.onStop { [context] in context.shutdown() }
         var zap: ZAPAuthenticator?
         if let security = configuration.security {
-            zap = try ZAPAuthenticator(context: context, allowed: security.allowedClients) { [counters, logger] decision in
+            // In a failover group the collectors share one key pair: a standby's replication link connects with it.
+            let allowed = security.allowedClients.union(role == nil ? [] : [security.keyPair.publicKey])
+            zap = try ZAPAuthenticator(context: context, allowed: allowed) { [counters, logger] decision in
                 counters.add(decision.accepted ? "zap_accepted" : "zap_denied")
                 if decision.isFirstRefusal {
                     logger.warning("refused a peer whose key is not allowed", metadata: ["key": "\(decision.key)", "address": "\(decision.address)"])
@@ -70,7 +83,15 @@ public final class CollectorNode: @unchecked Sendable {
         try publisher.setHighWaterMarks(send: 100_000)
         let control = try router.bind(configuration.bind)
         core.publishEndpoint = try publisher.bind(configuration.publish)
-        logger.info("collector listening", metadata: ["control": "\(control)", "publish": "\(core.publishEndpoint)"])
+        if let role, let settings = configuration.failover {
+            failover = try FailoverShell(
+                settings: settings, role: role, context: context, security: configuration.security, control: control,
+                publish: core.publishEndpoint, limits: configuration.limits, tracking: configuration.tracking, logger: logger)
+        }
+        defer { failover?.close() }
+        logger.info("collector listening", metadata: [
+            "control": "\(control)", "publish": "\(core.publishEndpoint)", "replication": "\(failover?.replicationEndpoint ?? "-")",
+        ])
         ready?(control, core.publishEndpoint)
 
         var lastHeartbeat: UInt64 = 0
@@ -96,12 +117,14 @@ public final class CollectorNode: @unchecked Sendable {
                 _ = try? publisher.send(StreamMessage(stream: "", epoch: 0, body: nil).parts(), dontWait: true)
                 lastHeartbeat = now
             }
-            var timeout = 100
+            failover?.applyRole(node: self, router: router, publisher: publisher)
+            var timeout = failover == nil ? 100 : 20
             if let deadline = core.nextDeadline {
                 timeout = deadline <= now ? 0 : min(timeout, Int(clamping: (deadline - now) / 1_000_000) + 1)
             }
             do {
-                if try router.waitForInput(timeoutMilliseconds: timeout) {
+                let ready = try ZMQSocket.poll([router] + (failover?.sockets ?? []), timeoutMilliseconds: timeout)
+                if ready[0] {
                     // Drain what is queued, then tick once.
                     var budget = 1000
                     while budget > 0, let message = try router.receiveMessage(dontWait: true) {
@@ -109,10 +132,15 @@ public final class CollectorNode: @unchecked Sendable {
                         budget -= 1
                     }
                 }
+                if let failover, ready.dropFirst().contains(true) {
+                    try failover.receive(node: self, publisher: publisher)
+                }
             } catch let error as ZMQError where error.isTerminated {
                 break
             }
             carryOut(core.tick(at: Clock.now()), router: router, publisher: publisher)
+            finishStep(publisher: publisher)
+            failover?.tick(node: self, publisher: publisher)
         }
         logger.info("collector stopped", metadata: ["counters": "\(counters.summary)"])
     }
@@ -129,14 +157,19 @@ public final class CollectorNode: @unchecked Sendable {
     }
 
     /// Does what the core decided: counts and logs, then its actions in the order it decided them.
-    private func carryOut(_ output: CollectorOutput, router: ZMQSocket, publisher: ZMQSocket) {
+    func carryOut(_ output: CollectorOutput, router: ZMQSocket, publisher: ZMQSocket) {
         counters.add(output.counts)
         logger.write(output.logs)
         for action in output.actions {
             switch action {
             case .frames(let frame): countFrames(frame)
             case .latency(let nanoseconds): latency.recordNanoseconds(nanoseconds)
-            case .publish(let message): publish(message, on: publisher)
+            case .publish(let message):
+                if failover?.isReplicating == true {
+                    stepPublications.append(message)
+                } else {
+                    publish(message, bytes: nil, on: publisher)
+                }
             case .reply(let reply): send(reply, on: router, publisher: publisher)
             }
         }
@@ -154,7 +187,16 @@ public final class CollectorNode: @unchecked Sendable {
         counter.increment(by: Int64(clamping: frame.count))
     }
 
-    private func publish(_ message: StreamMessage, on publisher: ZMQSocket) {
+    /// Ends a step of the loop: while active in a failover group, what the core published and the streams it changed go
+    /// to replication (which publishes once the standbys have them). Without failover everything went out at once.
+    func finishStep(publisher: ZMQSocket) {
+        guard let failover, failover.isReplicating else { return }
+        failover.step(node: self, publisher: publisher)
+        stepPublications.removeAll(keepingCapacity: true)
+    }
+
+    /// Publishes one message of the ordered stream (its bytes, when already serialised) and writes it to the sink.
+    func publish(_ message: StreamMessage, bytes: [UInt8]?, on publisher: ZMQSocket) {
         if let sink {
             do {
                 try sink(message)
@@ -164,7 +206,11 @@ public final class CollectorNode: @unchecked Sendable {
             }
         }
         do {
-            try publisher.send(try message.parts(), dontWait: true)
+            if let bytes {
+                try publisher.send([Wire.topic(forStream: message.stream), bytes], dontWait: true)
+            } else {
+                try publisher.send(try message.parts(), dontWait: true)
+            }
         } catch {
             counters.add("publish_failed")
         }

@@ -156,6 +156,7 @@ extension CollectorCore {
             var state = StreamState(
                 tracker: resume.tracker, statistics: StreamStatistics(now: t), lastInput: t,
                 nextPublication: leaderEpoch == nil ? nil : resume.nextPublication)
+            state.bridgesHandover = true
             state.workerDropped = resume.workerDropped
             state.errors = resume.errors
             for (id, rate) in resume.heartRates {

@@ -41,6 +41,12 @@ extension CollectorCore {
                 // Only frames a worker analysed tell the tracker anything; the rest just lengthen its next step.
                 var update = TrackUpdate(assignments: [], appeared: [], left: [])
                 if result.status == .processed {
+                    if state.bridgesHandover {
+                        // The frames lost in a failover were the system's outage, not the faces': tracks neither age
+                        // nor leave over it (half the track lifetime at most passes for them).
+                        state.bridgesHandover = false
+                        state.tracker.bridge(to: Self.trackingTime(result), maxGap: tracking.maxAge / 2)
+                    }
                     update = state.tracker.update(
                         seq: result.seq, time: Self.trackingTime(result),
                         detections: result.faces.map {

@@ -33,6 +33,9 @@ public struct CollectorCore {
         /// The number the stream's next published message gets, when the collector replicates (SPEC.md 15); nil
         /// without failover, whose messages carry no number.
         var nextPublication: UInt64?
+        /// Set when the stream was taken over from another collector: the tracker bridges the handover's gap at the
+        /// next processed frame (``FaceTracker/bridge(to:maxGap:)``).
+        var bridgesHandover = false
 
         /// A message of this stream, numbered when the collector replicates.
         mutating func message(_ key: Key, _ body: StreamMessage.OneOf_Body, leaderEpoch: UInt64) -> StreamMessage {
@@ -67,10 +70,20 @@ public struct CollectorCore {
     public let limits: CollectorLimits
     public let tracking: FaceTracker.Configuration
     /// The PUB endpoint announced in every Welcome (set by the shell once bound).
-    public var publishEndpoint = "" { didSet { cachedWelcome = nil } }
+    public var publishEndpoint = "" {
+        didSet {
+            cachedWelcome = nil
+            cachedShortWelcome = nil
+        }
+    }
     /// What this collector is in a failover group, as every Welcome says (SPEC.md 15). A standby takes no input: it
     /// answers every message with a Welcome naming the active, and counts what it refused.
-    public var announcement = Announcement() { didSet { cachedWelcome = nil } }
+    public var announcement = Announcement() {
+        didSet {
+            cachedWelcome = nil
+            cachedShortWelcome = nil
+        }
+    }
 
     /// A collector's part in its failover group, as its Welcome announces it.
     public struct Announcement: Sendable, Equatable {
@@ -107,6 +120,10 @@ public struct CollectorCore {
     public internal(set) var leaderEpoch: UInt64?
     /// The (stream, epoch) pairs whose state changed since ``takeCheckpoints()`` (only while replicating).
     var touched: Set<Key> = []
+    /// A standby's: the peers that said hello to it, with when (bounded), told at once when it takes over.
+    var standbyPeers: [[UInt8]: UInt64] = [:]
+    /// The Welcome without the capture nodes a failover group's active answers a capture node's hello with.
+    var cachedShortWelcome: (envelope: Envelope, bytes: [UInt8])?
 
     /// The longest endpoint a capture node may announce, in bytes (a Welcome lists up to `maxCaptures` of them
     /// and must stay under 1 MiB).
@@ -331,7 +348,9 @@ public struct CollectorCore {
             out.count("control_unexpected")
             return
         }
-        if kind != "hello" {
+        if kind == "hello" {
+            rememberStandbyPeer(identity, now.monotonicNs)
+        } else {
             out.count("standby_refused_\(kind)")
             notice("standby_refused", "a standby takes no input: the sender is told where the active is", [
                 "kind": kind, "active": announcement.activeEndpoint,
@@ -340,19 +359,57 @@ public struct CollectorCore {
         out.act(.reply(welcome(to: [identity])))
     }
 
+    /// The most peers a standby remembers: every worker and capture node it may have to tell of a takeover.
+    var maxStandbyPeers: Int { min(limits.maxWorkers, Int.max / 4) + min(limits.maxCaptures, Int.max / 4) + 1024 }
+
+    private mutating func rememberStandbyPeer(_ identity: [UInt8], _ now: UInt64) {
+        if standbyPeers[identity] == nil, standbyPeers.count >= maxStandbyPeers {
+            // Forget those not heard from for the longest (hellos come every second from the live ones).
+            let keep = standbyPeers.sorted { $0.value > $1.value }.prefix(maxStandbyPeers / 2)
+            standbyPeers = Dictionary(uniqueKeysWithValues: keep.map { ($0.key, $0.value) })
+        }
+        standbyPeers[identity] = now
+    }
+
+    /// A standby's peers heard from within the capture expiry: those a new active tells of itself at once.
+    public func standbyPeerIdentities(at now: UInt64) -> [[UInt8]] {
+        standbyPeers.filter { now &- $0.value < limits.captureExpiry }.map(\.key)
+    }
+
+    /// Tells `identities` (the peers of the standby this collector was) that it is now the active one: a Welcome each,
+    /// so that they move here without waiting for their next hello (SPEC.md 15).
+    public mutating func announceTakeover(to identities: [[UInt8]]) -> CollectorOutput {
+        var out = CollectorOutput()
+        guard !identities.isEmpty else { return out }
+        out.count("failover_welcomes", UInt64(identities.count))
+        out.act(.reply(welcome(to: identities)))
+        return out
+    }
+
+    /// The Welcome a failover group's active answers a capture node's hello with: its role and epoch, no capture list
+    /// (a capture node has no use for it, and a thousand of them would each get a thousand entries every second).
+    private mutating func shortWelcome(to identities: [[UInt8]]) -> CollectorAction.Reply {
+        if cachedShortWelcome == nil { cachedShortWelcome = makeWelcome(captures: []) }
+        return .init(
+            identities: identities, envelope: cachedShortWelcome!.envelope, lostCounter: "welcome_lost", bytes: cachedShortWelcome!.bytes)
+    }
+
     /// A Welcome to `identities`: the capture nodes heard from within `captureExpiry` (pruned once a second), sorted.
     private mutating func welcome(to identities: [[UInt8]]) -> CollectorAction.Reply {
-        if cachedWelcome == nil {
-            var welcome = Welcome()
-            welcome.captures = captures.values.map(\.info).sorted { $0.stream < $1.stream }
-            welcome.publishEndpoint = publishEndpoint
-            welcome.role = announcement.role
-            welcome.leaderEpoch = announcement.leaderEpoch
-            welcome.activeEndpoint = announcement.activeEndpoint
-            let envelope = Envelope(.welcome(welcome))
-            cachedWelcome = (envelope, (try? envelope.serializedBytes()) ?? [])
-        }
+        if cachedWelcome == nil { cachedWelcome = makeWelcome(captures: captures.values.map(\.info).sorted { $0.stream < $1.stream }) }
         return .init(identities: identities, envelope: cachedWelcome!.envelope, lostCounter: "welcome_lost", bytes: cachedWelcome!.bytes)
+    }
+
+    /// A Welcome listing `captures`, with the results endpoint and this collector's part in its group, serialised once.
+    private func makeWelcome(captures: [CaptureInfo]) -> (envelope: Envelope, bytes: [UInt8]) {
+        var welcome = Welcome()
+        welcome.captures = captures
+        welcome.publishEndpoint = publishEndpoint
+        welcome.role = announcement.role
+        welcome.leaderEpoch = announcement.leaderEpoch
+        welcome.activeEndpoint = announcement.activeEndpoint
+        let envelope = Envelope(.welcome(welcome))
+        return (envelope, (try? envelope.serializedBytes()) ?? [])
     }
 
     private mutating func handleHello(_ hello: Hello, identity: [UInt8], peerAddress: String?, now: Instant, _ out: inout CollectorOutput) {
@@ -406,6 +463,10 @@ public struct CollectorCore {
                 cachedWelcome = nil
             }
             captures[hello.stream] = CaptureEntry(info: info, lastHello: t)
+            if announcement.role == .active {
+                // In a failover group a capture node learns who is active from the answer to its hello.
+                out.act(.reply(shortWelcome(to: [identity])))
+            }
         case .worker:
             if workers[identity] != nil {
                 workers[identity] = t

@@ -39,6 +39,8 @@ public final class TailClient: @unchecked Sendable {
     public let liveness = Liveness()
     /// Frames that never reached this subscriber (sequence gaps), counted and logged as a warning.
     public private(set) var gaps = GapDetector()
+    /// A failover group's messages, each kept once (`messages_repeated` counts the rest).
+    public private(set) var publications = PublicationFilter()
     private let context = ZMQContext()
 
     public init(configuration: Configuration, logger: Logger) {
@@ -53,13 +55,26 @@ public final class TailClient: @unchecked Sendable {
     ///   - onMessage: called for every stream message (heartbeats excluded).
     public func run(stop: StopToken, onSubscribed: (() -> Void)? = nil, onMessage: (StreamMessage) -> Next) throws {
         stop.onStop { [context] in context.shutdown() }
-        let endpoint: String
-        do {
-            guard let resolved = try resolvePublishEndpoint(stop: stop) else { return }
-            endpoint = resolved
-        } catch let error as ZMQError where error.isTerminated {
-            return
+        // Several collectors (a failover group, SPEC.md 15): the tail subscribes to each one's results as it learns where
+        // they are, and keeps each message once.
+        let group = configuration.publish == nil ? configuration.collector.map(CollectorChoice.endpoints) ?? [] : []
+        var control: CollectorSession?
+        var endpoint = ""
+        if group.count > 1 {
+            control = try CollectorSession(
+                context: context, collector: configuration.collector ?? "", security: configuration.security, purpose: .discovery,
+                hello: CollectorSession.hello(role: .tail, nodeID: defaultNodeID()), welcomesFromAll: true)
+            endpoint = group.joined(separator: ",")
+        } else {
+            do {
+                guard let resolved = try resolvePublishEndpoint(stop: stop) else { return }
+                endpoint = resolved
+            } catch let error as ZMQError where error.isTerminated {
+                return
+            }
         }
+        defer { control?.close() }
+        var followed: Set<String> = []
         let subscriber = try ZMQSocket(context: context, kind: .sub)
         defer { subscriber.close() }
         try subscriber.setHighWaterMarks(receive: 100_000)
@@ -71,16 +86,22 @@ public final class TailClient: @unchecked Sendable {
             try subscriber.subscribe([0])
             for stream in configuration.streams { try subscriber.subscribe(Wire.topic(forStream: stream)) }
         }
-        try subscriber.connect(endpoint)
-        logger.debug("tail subscribed", metadata: ["endpoint": "\(endpoint)"])
+        if control == nil {
+            try subscriber.connect(endpoint)
+            logger.debug("tail subscribed", metadata: ["endpoint": "\(endpoint)"])
+        }
         var subscribed = false
         while !stop.isStopped {
             liveness.beat(subscribed ? "subscribed to \(endpoint)" : "waiting for the first message from \(endpoint)")
             let parts: [[UInt8]]
             do {
-                guard try subscriber.waitForInput(timeoutMilliseconds: 200), let received = try subscriber.receive(dontWait: true) else {
-                    continue
+                if let control {
+                    try follow(control, subscriber: subscriber, followed: &followed)
+                    _ = try ZMQSocket.poll([subscriber] + control.sockets, timeoutMilliseconds: 200)
+                } else {
+                    guard try subscriber.waitForInput(timeoutMilliseconds: 200) else { continue }
                 }
+                guard let received = try subscriber.receive(dontWait: true) else { continue }
                 parts = received
             } catch let error as ZMQError where error.isTerminated {
                 return
@@ -94,6 +115,10 @@ public final class TailClient: @unchecked Sendable {
             guard let message = try? StreamMessage(parts: parts) else {
                 counters.add("messages_malformed")
                 logger.warning("malformed stream message")
+                continue
+            }
+            guard publications.keep(stream: message.stream, epoch: message.epoch, publication: message.publication) else {
+                counters.add("messages_repeated")
                 continue
             }
             switch message.body {
@@ -111,6 +136,23 @@ public final class TailClient: @unchecked Sendable {
             default: break
             }
             if onMessage(message) == .stop { return }
+        }
+    }
+
+    /// Says hello to every collector of the group and subscribes to the results of each one that answers.
+    private func follow(_ control: CollectorSession, subscriber: ZMQSocket, followed: inout Set<String>) throws {
+        control.sayHelloIfDue(now: Clock.monotonicNanoseconds())
+        while let reply = try control.receiveNow() {
+            guard case .welcome(let welcome) = reply, let publish = control.publishEndpoint(of: welcome), !followed.contains(publish) else {
+                continue
+            }
+            guard followed.count < 16 else {
+                counters.add("collectors_refused_cap")
+                continue
+            }
+            try subscriber.connect(publish)
+            followed.insert(publish)
+            logger.info("following a collector's results", metadata: ["endpoint": "\(publish)", "role": "\(welcome.role)"])
         }
     }
 

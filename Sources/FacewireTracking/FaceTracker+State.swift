@@ -86,3 +86,20 @@ extension FaceTracker {
         previousTime = state.previousTime
     }
 }
+
+extension FaceTracker {
+    /// Bridges an outage of the system, not of the faces (a collector failover, SPEC.md 15): the next update, at `time`,
+    /// sees at most `maxGap` seconds since the previous one. Every track's times move forward by the excess, so the
+    /// outage neither ends tracks (`maxAge`) nor stretches their prediction. Nothing changes without a previous update,
+    /// for a short gap, or for values that are not finite.
+    public mutating func bridge(to time: Double, maxGap: Double) {
+        guard let previous = previousTime, time.isFinite, maxGap.isFinite, maxGap >= 0 else { return }
+        let excess = time - previous - maxGap
+        guard excess > 0, excess.isFinite else { return }
+        for index in tracks.indices {
+            tracks[index].time += excess
+            tracks[index].lastSeenTime += excess
+        }
+        previousTime = previous + excess
+    }
+}

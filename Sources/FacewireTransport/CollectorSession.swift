@@ -1,5 +1,25 @@
 import FacewireProtocol
+import Foundation
 import ZeroMQ
+
+/// Which collector of a failover group a node's sessions talk to (a ``CollectorChoice`` under a lock): one session
+/// reads the Welcomes and moves it, others of the same node (a worker's results sessions) follow it.
+public final class SharedCollectorChoice: @unchecked Sendable {
+    private let lock = NSLock()
+    private var choice: CollectorChoice
+
+    public init(endpoints: [String]) { choice = CollectorChoice(endpoints: endpoints) }
+
+    /// The choice now.
+    public var value: CollectorChoice { lock.withLock { choice } }
+
+    /// Hands it a Welcome from endpoint `index`.
+    func welcome(_ welcome: Welcome, from index: Int) -> CollectorChoice.Verdict {
+        lock.withLock {
+            choice.welcome(role: welcome.role, leaderEpoch: welcome.leaderEpoch, activeEndpoint: welcome.activeEndpoint, from: index)
+        }
+    }
+}
 
 /// A node's connection to the collector: the one place where a socket that talks to the collector is made.
 ///
@@ -51,44 +71,73 @@ public final class CollectorSession {
         case malformed
     }
 
-    /// The DEALER; exposed for polling it with other sockets (``ZMQSocket/poll(_:timeoutMilliseconds:)``).
-    public let socket: ZMQSocket
-    /// The collector's control endpoint, as given.
+    /// One DEALER per collector endpoint, in the order given; all of them are polled (``ZMQSocket/poll(_:timeoutMilliseconds:)``).
+    public let sockets: [ZMQSocket]
+    /// The collectors' control endpoints, as given (`tcp://a:5556,tcp://b:5556`: a failover group, SPEC.md 15).
     public let collector: String
+    /// Which endpoint is the active collector's (shared with the node's other sessions when given).
+    public let choice: SharedCollectorChoice
+    /// Whether every collector's Welcome is handed to the caller (a tail that follows them all), not only the active's.
+    let welcomesFromAll: Bool
     private let helloBytes: [UInt8]?
     private var lastHello: UInt64?
+    /// The endpoint the last reply came from (its host replaces a wildcard in the Welcome's endpoints).
+    public private(set) var lastReplyIndex = 0
+    private var nextRead = 0
 
-    /// Connects to `collector`.
+    /// The active collector's socket: where everything but hellos goes.
+    public var socket: ZMQSocket { sockets[min(choice.value.active, sockets.count - 1)] }
+
+    /// How many times the active collector changed (a node re-sends its state then: a capture node its hello and
+    /// request, a worker thread its Idle).
+    public var activeChanges: UInt64 { choice.value.changes }
+
+    /// Connects to `collector`: one endpoint, or several separated by commas (a failover group: hellos go to each,
+    /// everything else to the one that says it is active).
     /// - Parameters:
     ///   - security: CURVE settings (nil: plain TCP); with them the socket is a CURVE client of the collector.
     ///   - hello: what ``sayHelloIfDue(now:)`` says; nil for a session that never says hello.
+    ///   - following: another session's choice of the active collector, followed instead of this session's own (a
+    ///     session that never reads, such as a worker thread's results).
+    ///   - welcomesFromAll: hand every collector's Welcome to the caller, not only the active's.
     /// - Throws: ``ZMQError`` or ``CurveConfigurationError`` when the socket cannot be made or connected.
-    public init(context: ZMQContext, collector: String, security: CurveSecurity?, purpose: Purpose, hello: Hello? = nil) throws {
-        let socket = try ZMQSocket(context: context, kind: .dealer)
+    public init(
+        context: ZMQContext, collector: String, security: CurveSecurity?, purpose: Purpose, hello: Hello? = nil,
+        following: SharedCollectorChoice? = nil, welcomesFromAll: Bool = false
+    ) throws {
+        var endpoints = CollectorChoice.endpoints(collector)
+        if endpoints.isEmpty { endpoints = [collector] }
+        var sockets: [ZMQSocket] = []
         do {
-            // Whatever the purpose, what the peer at the collector's endpoint sends is bounded before it costs memory:
-            // no message over Wire.maxControlMessageBytes (the connection is dropped first), and few queued unread.
-            try socket.setMaxMessageSize(Wire.maxControlMessageBytes)
-            try socket.setHighWaterMarks(receive: purpose.receiveQueue)
-            switch purpose {
-            case .discovery, .request:
-                break
-            case .captureControl:
-                try socket.setHighWaterMarks(send: 100_000)
-                try socket.setLinger(milliseconds: 5000)
-            case .results:
-                try socket.setHighWaterMarks(send: 10_000)
-                try socket.setLinger(milliseconds: 2000)
+            for endpoint in endpoints {
+                let socket = try ZMQSocket(context: context, kind: .dealer)
+                sockets.append(socket)
+                // Whatever the purpose, what the peer at the collector's endpoint sends is bounded before it costs memory:
+                // no message over Wire.maxControlMessageBytes (the connection is dropped first), and few queued unread.
+                try socket.setMaxMessageSize(Wire.maxControlMessageBytes)
+                try socket.setHighWaterMarks(receive: purpose.receiveQueue)
+                switch purpose {
+                case .discovery, .request:
+                    break
+                case .captureControl:
+                    try socket.setHighWaterMarks(send: 100_000)
+                    try socket.setLinger(milliseconds: 5000)
+                case .results:
+                    try socket.setHighWaterMarks(send: 10_000)
+                    try socket.setLinger(milliseconds: 2000)
+                }
+                try CurveSecurity.secureToCollector(socket, security)
+                try socket.connect(endpoint)
             }
-            try CurveSecurity.secureToCollector(socket, security)
-            try socket.connect(collector)
             helloBytes = try hello.map { try Envelope(.hello($0)).serializedBytes() }
         } catch {
-            socket.close()
+            sockets.forEach { $0.close() }
             throw error
         }
-        self.socket = socket
+        self.sockets = sockets
         self.collector = collector
+        self.welcomesFromAll = welcomesFromAll
+        choice = following ?? SharedCollectorChoice(endpoints: endpoints)
     }
 
     /// A hello for `role` from `nodeID` (the fields every role fills).
@@ -108,16 +157,25 @@ public final class CollectorSession {
     public func sayHelloIfDue(now: UInt64) -> Bool {
         guard let helloBytes else { return false }
         if let lastHello, now &- lastHello < UInt64(Wire.helloIntervalMilliseconds) * 1_000_000 { return false }
-        _ = try? socket.send([helloBytes], dontWait: true)
+        for socket in sockets { _ = try? socket.send([helloBytes], dontWait: true) }
         lastHello = now
         return true
     }
 
-    /// Queues `body` for the collector without waiting.
+    /// Makes the next ``sayHelloIfDue(now:)`` say hello at once (a new active collector should hear from the node now).
+    public func helloNow() { lastHello = nil }
+
+    /// Queues `body` for the collector without waiting: a hello or a reset for every collector (a standby answers with
+    /// a Welcome naming the active, and only the active resets), anything else for the active one.
     /// - Returns: false when it cannot go (the queue is full, or the socket failed): the caller counts it.
     public func send(_ body: Envelope.OneOf_Body) -> Bool {
         guard let bytes: [UInt8] = try? Envelope(body).serializedBytes() else { return false }
-        return send(bytes: bytes)
+        switch body {
+        case .hello, .reset where sockets.count > 1:
+            return sockets.map { (try? $0.send([bytes], dontWait: true)) == true }.contains(true)
+        default:
+            return send(bytes: bytes)
+        }
     }
 
     /// Queues an already encoded envelope without waiting; false when it cannot go.
@@ -129,14 +187,43 @@ public final class CollectorSession {
     /// - Returns: nil when none came in time.
     /// - Throws: ``ZMQError`` (``ZMQError/isTerminated`` when the context is shut down).
     public func receive(timeoutMilliseconds: Int) throws -> Reply? {
-        guard try socket.waitForInput(timeoutMilliseconds: timeoutMilliseconds) else { return nil }
+        guard try ZMQSocket.poll(sockets, timeoutMilliseconds: timeoutMilliseconds).contains(true) else { return nil }
         return try receiveNow()
     }
 
-    /// Reads a message from the collector if one is there, without waiting.
+    /// Reads a message from the collectors if one is there, without waiting. A standby's Welcome and a fenced
+    /// collector's are used to follow the active one and not handed over (unless ``welcomesFromAll``); so are
+    /// assignments and reset replies from any but the active (a message from a collector is checked like any other).
     public func receiveNow() throws -> Reply? {
-        guard let parts = try socket.receive(dontWait: true) else { return nil }
-        return Self.reply(parts)
+        if sockets.count == 1 {
+            guard let parts = try sockets[0].receive(dontWait: true) else { return nil }
+            return Self.reply(parts)
+        }
+        // Round the sockets until each was found empty in a row (at most 64 messages per socket per call).
+        var empty = 0
+        var budget = sockets.count * 64
+        while empty < sockets.count, budget > 0 {
+            budget -= 1
+            let index = nextRead % sockets.count
+            nextRead &+= 1
+            guard let parts = try sockets[index].receive(dontWait: true) else {
+                empty += 1
+                continue
+            }
+            empty = 0
+            let reply = Self.reply(parts)
+            switch reply {
+            case .welcome(let welcome):
+                guard choice.welcome(welcome, from: index) == .deliver || welcomesFromAll else { continue }
+            case .malformed:
+                break
+            case .resetReply, .assignment:
+                guard index == choice.value.active else { continue }
+            }
+            lastReplyIndex = index
+            return reply
+        }
+        return nil
     }
 
     /// Checks one received message (pure; the collector is a peer like any other: its messages are checked too).
@@ -154,12 +241,14 @@ public final class CollectorSession {
     /// replaced by the collector's host; nil when it is not an endpoint a node may connect to
     /// (``CaptureDirectory/isValidEndpoint(_:)``): the Welcome is then ignored, as malformed.
     public func publishEndpoint(of welcome: Welcome) -> String? {
-        let endpoint = Endpoint.resolvingWildcard(welcome.publishEndpoint, host: Endpoint.host(of: collector) ?? "127.0.0.1")
+        let endpoints = choice.value.endpoints
+        let from = endpoints[min(lastReplyIndex, endpoints.count - 1)]
+        let endpoint = Endpoint.resolvingWildcard(welcome.publishEndpoint, host: Endpoint.host(of: from) ?? "127.0.0.1")
         return CaptureDirectory.isValidEndpoint(endpoint) ? endpoint : nil
     }
 
-    /// Closes the socket (with its purpose's linger). Safe to call twice.
+    /// Closes the sockets (with their purpose's linger). Safe to call twice.
     public func close() {
-        socket.close()
+        sockets.forEach { $0.close() }
     }
 }

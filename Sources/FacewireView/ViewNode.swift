@@ -104,23 +104,26 @@ public final class ViewNode: @unchecked Sendable {
         var connected: Set<CaptureDirectory.Entry> = []
 
 
+        var readResults: Set<String> = []
         while !stop.isStopped {
             let now = Clock.monotonicNanoseconds()
             liveness.beat(publishEndpoint == nil ? "waiting for the collector's Welcome" : "reading \(connected.count) preview(s)")
             // The view keeps saying hello: capture nodes come and go, and each Welcome lists them.
             control.sayHelloIfDue(now: now)
-            let ready = try ZMQSocket.poll([control.socket, results, previews], timeoutMilliseconds: 100)
-            if ready[0], let reply = try control.receiveNow() {
+            let ready = try ZMQSocket.poll(control.sockets + [results, previews], timeoutMilliseconds: 100)
+            if ready.prefix(control.sockets.count).contains(true), let reply = try control.receiveNow() {
                 guard case .welcome(let welcome) = reply else {
                     counters.add("control_malformed")
                     continue
                 }
-                if publishEndpoint == nil {
-                    guard let endpoint = control.publishEndpoint(of: welcome) else {
-                        counters.add("control_malformed")
-                        continue
-                    }
+                // The active collector's results; after a failover (SPEC.md 15) the new active's too.
+                guard let endpoint = control.publishEndpoint(of: welcome) else {
+                    counters.add("control_malformed")
+                    continue
+                }
+                if publishEndpoint != endpoint, !readResults.contains(endpoint), readResults.count < 16 {
                     try results.connect(endpoint)
+                    readResults.insert(endpoint)
                     publishEndpoint = endpoint
                     logger.info("view reading the results stream", metadata: ["endpoint": "\(endpoint)"])
                 }

@@ -23,6 +23,8 @@ public final class WorkerNode: @unchecked Sendable {
     private let logger: Logger
     private let context = ZMQContext()
     private let directory: CaptureDirectory
+    /// Which collector of a failover group is active: the control session moves it, the threads' results follow.
+    private let collectorChoice: SharedCollectorChoice
     /// Beats every time the control loop goes round (`/healthz`).
     public let liveness = Liveness()
     /// Which detection threads are up; part of `/healthz`.
@@ -41,6 +43,8 @@ public final class WorkerNode: @unchecked Sendable {
         self.directory = CaptureDirectory(
             configuration.captures, key: configuration.staticCaptureKey, maxEntries: configuration.maxCaptures,
             requiresKey: configuration.security != nil)
+        let endpoints = CollectorChoice.endpoints(configuration.collector)
+        collectorChoice = SharedCollectorChoice(endpoints: endpoints.isEmpty ? [configuration.collector] : endpoints)
     }
 
     /// Runs until `stop` is set. Detector set-up errors (a missing model) are thrown before any thread starts: the
@@ -109,7 +113,7 @@ public final class WorkerNode: @unchecked Sendable {
     private func controlLoop(stop: StopToken) throws {
         let control = try CollectorSession(
             context: context, collector: configuration.collector, security: configuration.security, purpose: .discovery,
-            hello: CollectorSession.hello(role: .worker, nodeID: configuration.workerID))
+            hello: CollectorSession.hello(role: .worker, nodeID: configuration.workerID), following: collectorChoice)
         defer { control.close() }
         var lastWelcome: UInt64?
         var lastDirectoryLog: UInt64?
@@ -171,7 +175,8 @@ public final class WorkerNode: @unchecked Sendable {
     private func detectionLoop(index: Int, analyzer: FrameAnalyzer, stop: StopToken) throws {
         let workerID = "\(configuration.workerID)/t\(index)"
         let results = try CollectorSession(
-            context: context, collector: configuration.collector, security: configuration.security, purpose: .results)
+            context: context, collector: configuration.collector, security: configuration.security, purpose: .results,
+            following: collectorChoice)
         let ready: [UInt8] = try Ready(worker: workerID).serializedBytes()
         /// Frames received since the thread started that it answers (each Idle says how many: SPEC 3.2). A message
         /// without a valid header has no stream to answer to and is not counted: else a node pushing garbage unasked
@@ -198,6 +203,7 @@ public final class WorkerNode: @unchecked Sendable {
         // epoch in a Welcome: syncCaptures). Readys every second to every node were 3,200 messages a second for 100
         // cameras and 32 threads, more than the frames' own dispatch (BENCHMARKS "Fleet simulation").
         let idleRefresh: UInt64 = 1_000_000_000
+        var lastActiveChanges = results.activeChanges
         let readyRefresh: UInt64 = 5_000_000_000
 
         while !stop.isStopped {
@@ -209,7 +215,12 @@ public final class WorkerNode: @unchecked Sendable {
                 _ = try? captures[index].socket.send([ready], dontWait: true)
                 captures[index].lastReady = now
             }
-            if !captures.isEmpty, now &- lastIdle >= idleRefresh { sayIdle() }
+            // A new active collector (failover, SPEC.md 15) knows nothing of this thread: Idle at once.
+            let changes = results.activeChanges
+            if !captures.isEmpty, now &- lastIdle >= idleRefresh || changes != lastActiveChanges {
+                lastActiveChanges = changes
+                sayIdle()
+            }
             guard !captures.isEmpty else {
                 stop.sleep(seconds: 0.1)
                 continue

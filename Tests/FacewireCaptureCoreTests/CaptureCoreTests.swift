@@ -482,3 +482,31 @@ struct CapturePreviewHelloTests {
         #expect(hello.previewEndpoint.isEmpty)
     }
 }
+
+@Suite("CaptureCore: a new active collector (failover)")
+struct CaptureCoreFailoverTests {
+    @Test("a new active collector hears the node's hello and request at once, its assignments numbered afresh")
+    func aNewActiveHearsTheNodeAtOnce() {
+        var rig = CaptureRig(.timed(fps: 10, followsMediaTime: false))
+        rig.read(0)
+        rig.ready("a")
+        let hellos = rig.controls.filter { $0.hasPrefix("hello") }.count
+        let requests = rig.requests.count
+        rig.advance(ms: 10)
+        rig.perform(rig.core.collectorChanged(at: rig.now))
+        #expect(rig.controls.filter { $0.hasPrefix("hello") }.count == hellos + 1, "a hello now, not at the next second")
+        #expect(rig.requests.count > requests && rig.requests.last?.assignmentsSeen == 0, "a request, its count from 0")
+        #expect(rig.counters.value("collector_changes") == 1)
+    }
+
+    @Test("a finished stream's end is said again to a new active collector")
+    func aFinishedStreamsEndIsSaidAgain() {
+        var rig = CaptureRig(.unpaced)
+        rig.ended()
+        rig.tick()
+        let ends = rig.reports.filter { $0.hasPrefix("end") }
+        #expect(ends.count == 1)
+        rig.perform(rig.core.collectorChanged(at: rig.now))
+        #expect(rig.reports.filter { $0.hasPrefix("end") } == ends + ends)
+    }
+}

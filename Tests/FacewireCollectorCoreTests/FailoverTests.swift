@@ -184,6 +184,28 @@ struct FailoverTests {
         #expect(left.count == 1 && left[0].kind == .left && left[0].heartRate.bpm == 72)
     }
 
+    @Test("a face keeps its tracking ID over a long handover; the same gap in the stream itself loses it")
+    func theHandoverGapDoesNotEndTracks() throws {
+        // A face walking right at 100 px/s in frames 0...3 (0.1 s apart); the next processed frame is 30, 2.7 s later
+        // (--track-max-age 1 s), the face a little further: 2.7 s of its velocity would overshoot.
+        var a = CoreHarness()
+        a.core.startReplicating(leaderEpoch: 3)
+        a.send(CoreHarness.hello("cam"))
+        for seq in UInt64(0)..<4 { a.send(Self.result("cam", seq: seq, faces: [100 + Float(seq) * 10])) }
+        var b = try Self.takeOver(from: a, leaderEpoch: 4)
+        for h in [0, 1] {
+            var harness = h == 0 ? a : b
+            harness.send(CoreHarness.hello("cam", nextSeq: 30))
+            harness.send(Self.result("cam", seq: 30, faces: [160]))
+            harness.advance(ms: 200)
+            harness.tick()
+            if h == 0 { a = harness } else { b = harness }
+        }
+        #expect(b.frames("cam").last?.seq == 30 && b.frames("cam").last?.faces.first?.trackingID == 1)
+        #expect(Self.events(b.published, .appeared).isEmpty && Self.events(b.published, .left).isEmpty)
+        #expect(a.frames("cam").last?.faces.first?.trackingID == 2, "without a handover the same gap loses the face")
+    }
+
     @Test("hostile checkpoints are refused by name")
     func hostileCheckpointsAreRefused() {
         let a = Self.active(frames: 3, x: 100)
@@ -230,6 +252,36 @@ struct FailoverTests {
             b.send(CoreHarness.end("cam", nextSeq: .max))
             b.advance(ms: 1000)
             b.tick()
+        }
+    }
+
+    @Test("a standby takes no input: it answers each message with a Welcome naming the active, and counts what it refused")
+    func aStandbyAnswersWithTheActive() {
+        var h = CoreHarness()
+        h.core.announcement = .init(role: .standby, leaderEpoch: 7, activeEndpoint: "tcp://a:5556")
+        h.send(CoreHarness.hello("w", role: .worker), from: CoreHarness.worker)
+        h.send(CoreHarness.hello("cam"))
+        h.send(Self.result("cam", seq: 0, faces: [100]), from: CoreHarness.worker)
+        h.send(CoreHarness.end("cam", nextSeq: 1))
+        #expect(h.published.isEmpty && h.core.heads.isEmpty)
+        #expect(h.total("standby_refused_result") == 1 && h.total("standby_refused_end") == 1)
+        let welcomes = h.outputs.flatMap(\.replies).compactMap { if case .welcome(let welcome)? = $0.envelope.body { welcome } else { nil } }
+        #expect(welcomes.count == 4 && welcomes.allSatisfy { $0.role == .standby && $0.leaderEpoch == 7 && $0.activeEndpoint == "tcp://a:5556" })
+        // Taking over, it tells the peers that said hello.
+        let peers = h.core.standbyPeerIdentities(at: h.now)
+        #expect(Set(peers) == [CoreHarness.worker, CoreHarness.capture])
+        var b = CoreHarness()
+        b.core.announcement = .init(role: .active, leaderEpoch: 8, activeEndpoint: "tcp://b:5556")
+        let told = b.core.announceTakeover(to: peers).replies
+        #expect(told.count == 1 && Set(told[0].identities) == Set(peers))
+        if case .welcome(let welcome)? = told.first?.envelope.body { #expect(welcome.role == .active && welcome.leaderEpoch == 8) }
+        // An active answers a capture node's hello with a Welcome without the capture list.
+        b.send(CoreHarness.hello("cam"))
+        let answer = b.outputs.last?.replies.first
+        if case .welcome(let welcome)? = answer?.envelope.body {
+            #expect(welcome.captures.isEmpty && welcome.role == .active)
+        } else {
+            Issue.record("no Welcome for the capture node's hello")
         }
     }
 

@@ -56,6 +56,28 @@ struct FaceTrackerStateTests {
         #expect(events > 0, "the run had faces appearing or leaving")
     }
 
+    @Test("a bridge shortens only a long gap, and only for the next update; odd values change nothing")
+    func aBridgeShortensALongGap() {
+        var tracker = FaceTracker(configuration: .init(maxAge: 1.0))
+        func face(_ x: Float) -> TrackDetection { TrackDetection(box: FaceRect(x: x, y: 100, width: 80, height: 96), score: 0.9) }
+        // A face walking right at 100 px/s, then, 3 s later, a little further: 3 s of its velocity overshoots.
+        for seq in 0..<4 { _ = tracker.update(seq: UInt64(seq), time: Double(seq) / 10, detections: [face(100 + Float(seq) * 10)]) }
+        var bridged = tracker
+        bridged.bridge(to: 3.3, maxGap: 0.5)
+        #expect(abs((bridged.state.previousTime ?? 0) - 2.8) < 1e-9 && abs(bridged.state.tracks[0].lastSeenTime - 2.8) < 1e-9)
+        #expect(bridged.update(seq: 33, time: 3.3, detections: [face(160)]).assignments.first?.trackingID == 1)
+        #expect(tracker.update(seq: 33, time: 3.3, detections: [face(160)]).assignments.first?.trackingID == 2, "unbridged, the prediction is lost")
+        let face = face(100)
+        var short = FaceTracker(configuration: .init(maxAge: 1.0))
+        _ = short.update(seq: 0, time: 0, detections: [face])
+        let before = short.state
+        short.bridge(to: 0.3, maxGap: 0.5)
+        short.bridge(to: .nan, maxGap: 0.5)
+        short.bridge(to: 9, maxGap: -1)
+        short.bridge(to: .infinity, maxGap: 0.5)
+        #expect(short.state == before)
+    }
+
     @Test("a state from another process is checked: too many tracks, unusable filters, odd times and IDs are refused")
     func hostileStates() throws {
         var tracker = FaceTracker(configuration: FaceTracker.Configuration(maxTracks: 4))

@@ -2,7 +2,11 @@ import ArgumentParser
 import FacewireCollector
 import FacewireProtocol
 import FacewireTail
+import FacewireRuntime
 import FacewireTracking
+import Foundation
+import Logging
+import ServiceLifecycle
 
 struct CollectorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -73,6 +77,7 @@ struct CollectorCommand: AsyncParsableCommand {
         + "\(maxPulseTracksRange.lowerBound)...\(maxPulseTracksRange.upperBound) (each holds a window of skin samples); "
         + "a track beyond it gets no heart rate (counted as pulse_refused_cap); 0 = none."
 
+    @OptionGroup(title: "Failover (SPEC.md 15)") var failover: FailoverOptions
     @OptionGroup(title: "Security (CURVE)") var curve: CurveOptions
     @OptionGroup(title: "Metrics") var metrics: MetricsOptions
     @OptionGroup var log: LogOptions
@@ -92,6 +97,7 @@ struct CollectorCommand: AsyncParsableCommand {
         }
         guard streamIdleTimeout >= 0, streamIdleTimeout.isFinite else { throw ValidationError("--stream-idle-timeout must be >= 0 seconds") }
         try Self.validateMaxPulseTracks(maxPulseTracks)
+        try failover.validate()
     }
 
     /// Refuses a `--max-pulse-tracks` outside ``maxPulseTracksRange`` (the collector and `local` roles).
@@ -116,9 +122,12 @@ struct CollectorCommand: AsyncParsableCommand {
         configuration.maxMetricStreams = maxMetricStreams
         configuration.streamIdleTimeoutSeconds = streamIdleTimeout
         configuration.maxPulseTracks = maxPulseTracks
+        configuration.failover = failover.settings(bind: bind)
+        let role = configuration.failover == nil ? nil : RoleBox()
         let node = CollectorNode(
             configuration: configuration,
             logger: logger,
+            role: role,
             sink: file.map { file in { try file.write($0) } }
         )
         defer {
@@ -132,11 +141,83 @@ struct CollectorCommand: AsyncParsableCommand {
             }
         }
         let server = metrics.server(logger: logger) {
-            // A collector without an election is the active one (issue 29: with --election, "standby" too).
+            // A collector without an election is the active one.
             var health = node.liveness.health()
-            health.role = "active"
+            health.role = role?.healthRole ?? "active"
             return health
         }
-        try await NodeRunner.run("collector", logger: logger, server: server) { stop in try node.run(stop: stop) }
+        var services: [any Service] = []
+        if let role, let settings = configuration.failover {
+            services.append(try failover.runner(settings: settings, bind: bind, publish: publish, role: role, counters: node.counters, logger: logger))
+        }
+        try await NodeRunner.run("collector", logger: logger, server: server, services: services) { stop in try node.run(stop: stop) }
+    }
+}
+
+/// `--election` and what goes with it: the collector joins a failover group (SPEC.md 15).
+struct FailoverOptions: ParsableArguments {
+    @Option(help: "Join a failover group elected through etcd at this address (etcd://HOST:PORT, its client URL): one collector of the group is active, the others are hot standbys that take over within about two lease times. Without it the collector works alone.")
+    var election: String?
+
+    @Option(help: "The group's name: collectors with the same etcd and group form one failover group (the key facewire/GROUP/leader).")
+    var electionGroup: String = "default"
+
+    @Option(help: "Seconds of the election lease (etcd grants at least 1.5 × its --election-timeout): a dead active is replaced after about this long.")
+    var electionTTL: Int = 2
+
+    @Option(help: "With --election: where standbys connect to follow the active's state (ROUTER).")
+    var replicationBind: String = "tcp://*:\(Wire.defaultCollectorPort + 2)"
+
+    @Option(help: "With --election: the host name or address other nodes reach this collector at (replaces the wildcard in the endpoints written to the leader key). Default: this machine's host name.")
+    var advertiseHost: String?
+
+    @Option(help: "With --election: how long (ms) the active waits for a standby to acknowledge a step before publishing without it.")
+    var replicationTimeout: Int = 500
+
+    func validate() throws {
+        guard let election else { return }
+        guard Self.etcdBase(election) != nil else {
+            throw ValidationError("--election must be etcd://HOST:PORT, not '\(election)'")
+        }
+        guard !electionGroup.isEmpty, electionGroup.utf8.count <= 64, electionGroup.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) })
+        else { throw ValidationError("--election-group must be 1...64 letters, digits, '-', '_' or '.'") }
+        guard (1...60).contains(electionTTL) else { throw ValidationError("--election-ttl must be 1...60 seconds") }
+        guard (1...60_000).contains(replicationTimeout) else { throw ValidationError("--replication-timeout must be 1...60000 ms") }
+    }
+
+    /// `http://HOST:PORT` for `etcd://HOST:PORT`.
+    static func etcdBase(_ election: String) -> String? {
+        guard election.hasPrefix("etcd://") else { return nil }
+        let address = election.dropFirst("etcd://".count)
+        guard let colon = address.lastIndex(of: ":"), !address[..<colon].isEmpty, let port = Int(address[address.index(after: colon)...]),
+              (1...65535).contains(port), !address.contains("/")
+        else { return nil }
+        return "http://\(address)"
+    }
+
+    /// The collector's failover settings, nil without `--election`.
+    func settings(bind: String) -> FailoverSettings? {
+        guard election != nil else { return nil }
+        let host = advertiseHost ?? ProcessInfo.processInfo.hostName
+        var settings = FailoverSettings(
+            replicationBind: replicationBind, advertiseHost: host,
+            nodeID: "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)")
+        settings.ackTimeoutMilliseconds = replicationTimeout
+        return settings
+    }
+
+    /// The election, writing this collector's endpoints into the leader key when it wins.
+    func runner(
+        settings: FailoverSettings, bind: String, publish: String, role: RoleBox, counters: Counters, logger: Logger
+    ) throws -> ElectionRunner {
+        guard let election, let base = Self.etcdBase(election) else { throw ValidationError("--election is missing") }
+        let value = settings.leaderValue(control: bind, publish: publish, replication: replicationBind)
+        var electionSettings = LeaderElection.Settings(value: value.text)
+        electionSettings.ttlSeconds = Int64(electionTTL)
+        electionSettings.maxValueBytes = LeaderValue.maxBytes
+        return ElectionRunner(
+            gateway: EtcdGateway(base: base, key: "facewire/\(electionGroup)/leader"), settings: electionSettings, counters: counters,
+            logger: logger
+        ) { role.set($0) }
     }
 }

@@ -252,13 +252,15 @@ struct AnalysisFlags: ParsableArguments {
 /// others are shut down and the error is rethrown (a non-zero exit).
 enum NodeRunner {
     static func run(
-        _ name: String, logger: Logger, server: HTTPServer? = nil, stop: StopToken = StopToken(),
+        _ name: String, logger: Logger, server: HTTPServer? = nil, services extra: [any Service] = [], stop: StopToken = StopToken(),
         _ body: @escaping @Sendable (StopToken) throws -> Void
     ) async throws {
-        // Shut down in reverse order: the loop first (it drains while /healthz still answers), then the server.
+        // Shut down in reverse order: the others first (a collector's election stands it down and revokes its lease, so
+        // that a standby takes over at once), then the loop (it drains while /healthz still answers), then the server.
         var services: [any Service] = []
         if let server { services.append(LoggedService(server, name: "metrics server (\(server.address))", logger: logger)) }
         services.append(BlockingService(name, stop: stop, logger: logger, body: body))
+        services += extra.map { LoggedService($0, name: "\(type(of: $0))", logger: logger) }
         let group = ServiceGroup(configuration: .init(
             services: services.map {
                 .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup)
