@@ -248,7 +248,10 @@ let package = Package(
         // without a camera). The fuzz drivers are in FacewireFuzzing, which links neither ZeroMQ nor V4L2.
         .target(
             name: "FacewireTesting",
-            dependencies: ["CV4L2", "FacewireImage", "FacewireProtocol", "FacewireRuntime", "FacewireCapture"],
+            dependencies: [
+                "CV4L2", "FacewireImage", "FacewireProtocol", "FacewireRuntime", "FacewireCapture",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -314,7 +317,7 @@ let package = Package(
         .testTarget(
             name: "FacewireCollectorTests",
             dependencies: [
-                "FacewireCollector", "FacewireCollectorCore", "FacewireProtocol", "FacewireRuntime", "ZeroMQ",
+                "FacewireCollector", "FacewireCollectorCore", "FacewireProtocol", "FacewireRuntime", "FacewireTesting", "ZeroMQ",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]),
@@ -333,7 +336,7 @@ let package = Package(
         .testTarget(name: "FacewireBenchTests", dependencies: ["FacewireBench", "FacewireCollectorCore", "FacewireProtocol"]),
         .testTarget(
             name: "FacewireIntegrationTests",
-            dependencies: ["facewire", "FacewireRuntime", "FacewireProtocol", "FacewireTransport", "FacewireImage", "ZeroMQ"]
+            dependencies: ["facewire", "FacewireRuntime", "FacewireProtocol", "FacewireTransport", "FacewireImage", "FacewireTesting", "ZeroMQ"]
         ),
     ],
     cxxLanguageStandard: .cxx17

@@ -1,0 +1,117 @@
+import FacewireRuntime
+import FacewireTesting
+import Foundation
+import Testing
+
+/// Collector failover with real processes (SPEC.md 15): a real etcd, two collectors that elect one active, a worker, a
+/// capture node and a tail that follow the group, and `kill -9` of whichever collector is active, twice.
+extension IntegrationTests {
+    @Suite("Collector failover: kill -9 of the active collector")
+    struct CollectorFailover {
+        /// One collector of the group, with its endpoints.
+        struct Member {
+            var control: String
+            var publish: String
+            var replication: String
+            var arguments: [String]
+        }
+
+        static func member(etcd: EtcdServer, name: String) throws -> Member {
+            let ports = try freeLoopbackPorts(3)
+            let control = "tcp://127.0.0.1:\(ports[0])"
+            let publish = "tcp://127.0.0.1:\(ports[1])"
+            let replication = "tcp://127.0.0.1:\(ports[2])"
+            return Member(control: control, publish: publish, replication: replication, arguments: [
+                "--role", "collector", "--bind", control, "--publish", publish, "--replication-bind", replication,
+                "--advertise-host", "127.0.0.1", "--election", "etcd://" + etcd.base.dropFirst("http://".count),
+                "--election-ttl", "1", "--stats-interval", "0", "--max-delay", "500",
+            ])
+        }
+
+        /// The tracking IDs of a frame line's faces.
+        static func ids(_ line: String) -> [UInt64] {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                let faces = object["faces"] as? [[String: Any]]
+            else { return [] }
+            return faces.compactMap { ($0["trackingID"] as? NSNumber)?.uint64Value }
+        }
+
+        @Test(
+            "kill -9 of the active collector, twice: every frame once and in order, the lost ones dropped as failover, faces keep their IDs",
+            .enabled(if: EtcdServer.binary != nil, "etcd is not installed (scripts/setup.sh installs etcd-server)"),
+            .timeLimit(.minutes(10)))
+        func killTheActiveTwice() async throws {
+            let etcd = try EtcdServer()
+            defer { etcd.stop() }
+            try await etcd.ready()
+            let cluster = try TestCluster("failover")
+            defer { cluster.cleanup() }
+            // A clip with a face where the shared data is there; synthetic frames (no faces) otherwise.
+            let clip = Locations.sharedData?.appendingPathComponent("video/face_recognition_short_hamilton_clip.mp4")
+            let source: String
+            if let clip, FileManager.default.fileExists(atPath: clip.path) {
+                source = clip.path
+            } else {
+                let frames = cluster.directory.appendingPathComponent("frames")
+                try SyntheticFrames.writeFolder(frames, count: 180, width: 320, height: 240)
+                source = frames.path
+            }
+            let members = try ["a", "b"].map { try Self.member(etcd: etcd, name: $0) }
+            var collectors = [try cluster.facewire("collector-a", members[0].arguments)]
+            _ = try await collectors[0].waitForLine(containing: "this collector is active")
+            collectors.append(try cluster.facewire("collector-b", members[1].arguments))
+            _ = try await collectors[0].waitForLine(containing: "standby attached", timeout: .seconds(60))
+            let group = members.map(\.control).joined(separator: ",")
+            let tail = try cluster.facewire("tail", ["--role", "tail", "--collector", group, "--stream", "cam", "--events", "--exit-on-end"])
+            _ = try await tail.waitForLine(containing: "following a collector's results")
+            _ = try await cluster.startWorker(control: group, ["--threads", "2"])
+            let capturePort = try freeLoopbackPorts(1)[0]
+            _ = try cluster.facewire("capture", [
+                "--role", "capture", "--source", source, "--stream", "cam", "--fps", "10", "--frames", "180",
+                "--bind", "tcp://127.0.0.1:\(capturePort)", "--collector", group,
+            ])
+            func frames() -> [String] { tail.lines(.stdout).filter { $0.contains("\"status\"") } }
+            // The active (a) dies; b takes over. a comes back as a standby; then b dies and a takes over again.
+            _ = try await tail.waitFor(.stdout, "40 frames") { _ in frames().count >= 40 }
+            var killedAt = [frames().count]
+            collectors[0].killNow()
+            _ = try await collectors[1].waitForLine(containing: "active: publishing", timeout: .seconds(60))
+            _ = try await tail.waitFor(.stdout, "40 more frames") { _ in frames().count >= killedAt[0] + 40 }
+            collectors[0] = try cluster.facewire("collector-a2", members[0].arguments)
+            _ = try await collectors[1].waitForLine(containing: "standby attached", timeout: .seconds(60))
+            _ = try await tail.waitFor(.stdout, "20 more frames") { _ in frames().count >= killedAt[0] + 60 }
+            killedAt.append(frames().count)
+            collectors[1].killNow()
+            _ = try await collectors[0].waitForLine(containing: "active: publishing", timeout: .seconds(60))
+            #expect(try await tail.waitForExit(timeout: .seconds(120)) == 0, "\(cluster.diagnostics())")
+
+            let lines = tail.lines(.stdout)
+            let frameLines = try FrameLine.parseAll(lines)
+            #expect(orderProblems(frameLines, count: 180).isEmpty, "\(orderProblems(frameLines, count: 180))")
+            #expect(frameLines.allSatisfy { $0.status == "processed" || !($0.reason ?? "").isEmpty }, "every drop has a reason")
+            let failover = frameLines.filter { $0.reason == "failover" }.count
+            let processed = frameLines.filter { $0.status == "processed" }.count
+            // Events: no face announced twice, none left twice.
+            var appeared: [UInt64] = []
+            var left: [UInt64] = []
+            for line in lines {
+                guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                    let event = object["event"] as? String, let id = (object["trackingID"] as? NSNumber)?.uint64Value
+                else { continue }
+                if event == "faceAppeared" { appeared.append(id) } else if event == "faceLeft" { left.append(id) }
+            }
+            #expect(Set(appeared).count == appeared.count, "a face announced twice: \(appeared)")
+            #expect(Set(left).count == left.count && Set(left).isSubset(of: Set(appeared)), "appeared \(appeared), left \(left)")
+            // The face in view when the active died keeps its ID on the other side of the handover.
+            let frameTexts = lines.filter { $0.contains("\"status\"") }
+            for kill in killedAt {
+                let before = frameTexts[..<min(kill, frameTexts.count)].last { !Self.ids($0).isEmpty }.map(Self.ids) ?? []
+                let after = frameTexts[min(kill, frameTexts.count)...].first { !Self.ids($0).isEmpty }.map(Self.ids) ?? []
+                if before.count == 1, after.count == 1 {
+                    #expect(before == after, "the face seen at the kill after frame line \(kill) was \(before), then \(after)")
+                }
+            }
+            print("[failover] 2 kills: \(processed) of 180 frames processed, \(failover) dropped as failover, IDs \(Set(appeared).sorted())")
+        }
+    }
+}
