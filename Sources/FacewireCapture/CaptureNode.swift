@@ -132,6 +132,7 @@ public final class CaptureNode: @unchecked Sendable {
             if let control, control.activeChanges != activeChanges {
                 // A new active collector (failover): it hears this node's hello and request now, not in a second.
                 activeChanges = control.activeChanges
+                logger.notice("following the active collector", metadata: ["collector": "\(control.activeEndpoint)"])
                 perform(core.collectorChanged(at: Clock.now()))
             }
             if preview != nil, input.last == true { try preview?.readSubscriptions() }

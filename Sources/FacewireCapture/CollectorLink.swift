@@ -23,9 +23,15 @@ final class CollectorLink {
     /// The sockets (one per collector of a failover group), for polling with the frame socket.
     var sockets: [ZMQSocket] { session.sockets }
 
-    /// How many times the active collector changed (failover, SPEC.md 15): the node then says hello and asks for
+    /// How many times the active collector changed (failover, SPEC.md 18): the node then says hello and asks for
     /// threads again at once.
     var activeChanges: UInt64 { session.activeChanges }
+
+    /// The active collector's endpoint, with its epoch (logs).
+    var activeEndpoint: String {
+        let choice = session.choice.value
+        return "\(choice.endpoints[choice.active]) (epoch \(choice.epoch))"
+    }
 
     /// The assignments that arrived (without waiting), at most `limit`; anything else from the collector is counted
     /// (`control_malformed`) and dropped.

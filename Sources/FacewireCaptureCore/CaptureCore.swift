@@ -518,7 +518,7 @@ public struct CaptureCore<Payload> {
         return out
     }
 
-    /// The collector that is active changed (failover, SPEC.md 15): the new one has not heard from this node. It gets a
+    /// The collector that is active changed (failover, SPEC.md 18): the new one has not heard from this node. It gets a
     /// hello now (with the next sequence: frames from it on were sent after the change), a request for threads afresh
     /// (it numbers its assignments from 1), and a finished stream's end again (the old one may have died with it).
     public mutating func collectorChanged(at now: Instant) -> Output {

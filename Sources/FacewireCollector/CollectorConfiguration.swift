@@ -38,7 +38,7 @@ public struct CollectorConfiguration: Sendable {
     /// `pulse_refused_cap`).
     public var maxPulseTracks: Int = 1024
 
-    /// `--election`: a failover group (SPEC.md 15); nil for a single collector.
+    /// `--election`: a failover group (SPEC.md 18); nil for a single collector.
     public var failover: FailoverSettings?
 
     /// The core's settings.

@@ -2,7 +2,7 @@ import FacewireProtocol
 import FacewireTracking
 import FacewireVocabulary
 
-/// Collector failover (SPEC.md 15, protocol/FAILOVER-DESIGN.md): what the active hands its standbys after each step
+/// Collector failover (SPEC.md 18, protocol/FAILOVER-DESIGN.md): what the active hands its standbys after each step
 /// (a ``StreamCheckpoint`` per (stream, epoch) it changed), and a core continuing from them after a takeover.
 ///
 /// A checkpoint is the stream's state after everything the step published: the reorder buffer's head and accounting,

@@ -30,7 +30,7 @@ public struct CollectorCore {
         var pulse: [UInt64: PulseTrack] = [:]
         /// The last input of any kind (`--stream-idle-timeout`).
         var lastInput: UInt64
-        /// The number the stream's next published message gets, when the collector replicates (SPEC.md 15); nil
+        /// The number the stream's next published message gets, when the collector replicates (SPEC.md 18); nil
         /// without failover, whose messages carry no number.
         var nextPublication: UInt64?
         /// Set when the stream was taken over from another collector: the tracker bridges the handover's gap at the
@@ -76,7 +76,7 @@ public struct CollectorCore {
             cachedShortWelcome = nil
         }
     }
-    /// What this collector is in a failover group, as every Welcome says (SPEC.md 15). A standby takes no input: it
+    /// What this collector is in a failover group, as every Welcome says (SPEC.md 18). A standby takes no input: it
     /// answers every message with a Welcome naming the active, and counts what it refused.
     public var announcement = Announcement() {
         didSet {
@@ -332,7 +332,7 @@ public struct CollectorCore {
         }
     }
 
-    /// A standby's answer to anything: a Welcome naming the active, so that the sender moves there (SPEC.md 15). What
+    /// A standby's answer to anything: a Welcome naming the active, so that the sender moves there (SPEC.md 18). What
     /// it refused is counted by kind; it takes nothing in.
     private mutating func answerAsStandby(_ envelope: Envelope, identity: [UInt8], now: Instant, _ out: inout CollectorOutput) {
         let kind: String
@@ -377,7 +377,7 @@ public struct CollectorCore {
     }
 
     /// Tells `identities` (the peers of the standby this collector was) that it is now the active one: a Welcome each,
-    /// so that they move here without waiting for their next hello (SPEC.md 15).
+    /// so that they move here without waiting for their next hello (SPEC.md 18).
     public mutating func announceTakeover(to identities: [[UInt8]]) -> CollectorOutput {
         var out = CollectorOutput()
         guard !identities.isEmpty else { return out }

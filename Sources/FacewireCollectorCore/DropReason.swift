@@ -31,7 +31,7 @@ public struct DropReason: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let superseded = DropReason("superseded")
 
     /// The frame's result (or its skip) went to an active collector that died or lost its lease before
-    /// replicating it; the collector that took over publishes the frame as dropped (SPEC.md 15).
+    /// replicating it; the collector that took over publishes the frame as dropped (SPEC.md 18).
     public static let failover = DropReason("failover")
 
     public var description: String { rawValue }

@@ -1,4 +1,4 @@
-/// What an active collector writes into its group's leader key, and what a standby reads there (SPEC.md 15): how
+/// What an active collector writes into its group's leader key, and what a standby reads there (SPEC.md 18): how
 /// to reach the active. One line: `facewire/1 control=<endpoint> publish=<endpoint> replication=<endpoint>`.
 ///
 /// The key is written by any process with access to the coordination service: a standby checks the value before it

@@ -3,7 +3,7 @@ import FacewireTracking
 import FacewireVocabulary
 import Foundation
 
-/// What a standby collector keeps of its active's state (SPEC.md 15), built from the ``Replication`` messages it
+/// What a standby collector keeps of its active's state (SPEC.md 18), built from the ``Replication`` messages it
 /// receives, and what it acknowledges. Pure: no sockets and no clock.
 ///
 /// The active numbers its steps 1, 2, 3, ... A standby applies them strictly in order; one that has nothing yet, or

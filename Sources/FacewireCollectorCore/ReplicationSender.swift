@@ -2,7 +2,7 @@ import FacewireProtocol
 import FacewireVocabulary
 import Foundation
 
-/// The active collector's side of replication (SPEC.md 15): numbers each step of the core, sends it to every standby,
+/// The active collector's side of replication (SPEC.md 18): numbers each step of the core, sends it to every standby,
 /// and holds its publications until every attached standby has acknowledged it, so that nothing is published that a
 /// standby taking over would not know. Pure: no sockets and no clock.
 ///

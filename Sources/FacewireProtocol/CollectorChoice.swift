@@ -1,6 +1,6 @@
 import Foundation
 
-/// Which of several collectors a client talks to (SPEC.md 15): the one that last said, in a Welcome, that it is active
+/// Which of several collectors a client talks to (SPEC.md 18): the one that last said, in a Welcome, that it is active
 /// with the highest fencing epoch heard. Pure: the session (``CollectorSession`` in FacewireTransport) hands it each
 /// Welcome with the index of the endpoint it came from.
 ///

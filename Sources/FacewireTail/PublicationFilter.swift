@@ -1,4 +1,4 @@
-/// Keeps each message of a failover group's results once (SPEC.md 15). A subscriber follows every collector of the
+/// Keeps each message of a failover group's results once (SPEC.md 18). A subscriber follows every collector of the
 /// group; a collector that takes over publishes again, under their numbers, the messages its predecessor may not have
 /// published. A message whose `publication` is at or below the highest seen for its (stream, epoch) is a repeat;
 /// messages without a number (a collector without election) always pass.

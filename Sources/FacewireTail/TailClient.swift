@@ -55,7 +55,7 @@ public final class TailClient: @unchecked Sendable {
     ///   - onMessage: called for every stream message (heartbeats excluded).
     public func run(stop: StopToken, onSubscribed: (() -> Void)? = nil, onMessage: (StreamMessage) -> Next) throws {
         stop.onStop { [context] in context.shutdown() }
-        // Several collectors (a failover group, SPEC.md 15): the tail subscribes to each one's results as it learns where
+        // Several collectors (a failover group, SPEC.md 18): the tail subscribes to each one's results as it learns where
         // they are, and keeps each message once.
         let group = configuration.publish == nil ? configuration.collector.map(CollectorChoice.endpoints) ?? [] : []
         var control: CollectorSession?

@@ -88,7 +88,7 @@ extension FaceTracker {
 }
 
 extension FaceTracker {
-    /// Bridges an outage of the system, not of the faces (a collector failover, SPEC.md 15): the next update, at `time`,
+    /// Bridges an outage of the system, not of the faces (a collector failover, SPEC.md 18): the next update, at `time`,
     /// sees at most `maxGap` seconds since the previous one. Every track's times move forward by the excess, so the
     /// outage neither ends tracks (`maxAge`) nor stretches their prediction. Nothing changes without a previous update,
     /// for a short gap, or for values that are not finite.

@@ -73,7 +73,7 @@ public final class CollectorSession {
 
     /// One DEALER per collector endpoint, in the order given; all of them are polled (``ZMQSocket/poll(_:timeoutMilliseconds:)``).
     public let sockets: [ZMQSocket]
-    /// The collectors' control endpoints, as given (`tcp://a:5556,tcp://b:5556`: a failover group, SPEC.md 15).
+    /// The collectors' control endpoints, as given (`tcp://a:5556,tcp://b:5556`: a failover group, SPEC.md 18).
     public let collector: String
     /// Which endpoint is the active collector's (shared with the node's other sessions when given).
     public let choice: SharedCollectorChoice
@@ -180,7 +180,21 @@ public final class CollectorSession {
 
     /// Queues an already encoded envelope without waiting; false when it cannot go.
     public func send(bytes: [UInt8]) -> Bool {
-        (try? socket.send([bytes], dontWait: true)) == true
+        if sockets.count > 1 { drainUnread() }
+        return (try? socket.send([bytes], dontWait: true)) == true
+    }
+
+    /// Reads what the collectors sent a session that does not read (a worker thread's results: a standby answers a
+    /// refused result with a Welcome). Unread, it would fill the connection's receive queue, and libzmq does not let a
+    /// connection with unread messages go when its collector dies: the socket would never reconnect to the collector
+    /// that comes back at that endpoint, and everything sent there would queue unseen. Welcomes still move the choice.
+    private func drainUnread() {
+        for (index, socket) in sockets.enumerated() {
+            for _ in 0..<16 {
+                guard let parts = try? socket.receive(dontWait: true) else { break }
+                if case .welcome(let welcome) = Self.reply(parts) { _ = choice.welcome(welcome, from: index) }
+            }
+        }
     }
 
     /// Waits up to `timeoutMilliseconds` for a message from the collector and reads it.

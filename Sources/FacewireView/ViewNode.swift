@@ -116,7 +116,7 @@ public final class ViewNode: @unchecked Sendable {
                     counters.add("control_malformed")
                     continue
                 }
-                // The active collector's results; after a failover (SPEC.md 15) the new active's too.
+                // The active collector's results; after a failover (SPEC.md 18) the new active's too.
                 guard let endpoint = control.publishEndpoint(of: welcome) else {
                     counters.add("control_malformed")
                     continue

@@ -117,6 +117,7 @@ public final class WorkerNode: @unchecked Sendable {
         defer { control.close() }
         var lastWelcome: UInt64?
         var lastDirectoryLog: UInt64?
+        var followedChanges = control.choice.value.changes
         while !stop.isStopped {
             let now = Clock.monotonicNanoseconds()
             control.sayHelloIfDue(now: now)
@@ -132,6 +133,15 @@ public final class WorkerNode: @unchecked Sendable {
                 reply = try control.receive(timeoutMilliseconds: 200)
             } catch let error as ZMQError where error.isTerminated {
                 return
+            }
+            let choice = control.choice.value
+            if choice.changes != followedChanges {
+                // A failover group's active changed (SPEC.md 18.3): the threads say Idle to it at once.
+                followedChanges = choice.changes
+                counters.add("collector_changes")
+                logger.notice("following the active collector", metadata: [
+                    "collector": "\(choice.endpoints[choice.active])", "epoch": "\(choice.epoch)",
+                ])
             }
             guard let reply else { continue }
             guard case .welcome(let welcome) = reply else {
@@ -215,9 +225,12 @@ public final class WorkerNode: @unchecked Sendable {
                 _ = try? captures[index].socket.send([ready], dontWait: true)
                 captures[index].lastReady = now
             }
-            // A new active collector (failover, SPEC.md 15) knows nothing of this thread: Idle at once.
+            // A new active collector (failover, SPEC.md 18) knows nothing of this thread: Idle at once.
             let changes = results.activeChanges
             if !captures.isEmpty, now &- lastIdle >= idleRefresh || changes != lastActiveChanges {
+                if changes != lastActiveChanges {
+                    logger.debug("idle to a new active collector", metadata: ["thread": "\(workerID)", "index": "\(results.choice.value.active)"])
+                }
                 lastActiveChanges = changes
                 sayIdle()
             }

@@ -3,7 +3,7 @@ import FacewireProtocol
 import Testing
 @testable import FacewireCollectorCore
 
-/// A failover as a model (SPEC.md 15): an active core with its ``ReplicationSender``, a standby's ``ReplicaState``,
+/// A failover as a model (SPEC.md 18): an active core with its ``ReplicationSender``, a standby's ``ReplicaState``,
 /// links between them that delay messages, the active killed at a random step with messages in flight, the standby
 /// taking over, and a tail that keeps each message once by its publication number. Over many seeds: every sequence of
 /// every stream is on the tail exactly once and in order, processed or dropped with a reason; publication numbers have

@@ -3,7 +3,7 @@ import FacewireTracking
 import Testing
 @testable import FacewireCollectorCore
 
-/// Collector failover's pure parts (SPEC.md 15): checkpoints, a core continuing from them, the standby's replica and the
+/// Collector failover's pure parts (SPEC.md 18): checkpoints, a core continuing from them, the standby's replica and the
 /// active's sender. No sockets, no sleeps: the clock is the harness's.
 @Suite("Failover")
 struct FailoverTests {

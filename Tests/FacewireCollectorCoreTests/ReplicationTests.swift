@@ -5,7 +5,7 @@ import Foundation
 import Testing
 @testable import FacewireCollectorCore
 
-/// The active's ``ReplicationSender`` and the standby's ``ReplicaState`` (SPEC.md 15), by hand and as a model of a
+/// The active's ``ReplicationSender`` and the standby's ``ReplicaState`` (SPEC.md 18), by hand and as a model of a
 /// failover: an active and its standby linked by message queues, the active killed at a random step, the standby
 /// taking over, and a tail that keeps each message once by its publication number.
 @Suite("Replication")

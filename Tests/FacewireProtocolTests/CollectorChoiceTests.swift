@@ -1,7 +1,7 @@
 import Testing
 @testable import FacewireProtocol
 
-/// A client's choice among a failover group's collectors (SPEC.md 15).
+/// A client's choice among a failover group's collectors (SPEC.md 18).
 @Suite("CollectorChoice")
 struct CollectorChoiceTests {
     static let a = "tcp://a:5556"

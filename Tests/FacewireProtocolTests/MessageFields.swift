@@ -188,7 +188,22 @@ enum MessageFields {
     }
 
     static func of(_ welcome: Welcome) -> JSONValue {
-        .object(["captures": .array(welcome.captures.map(of)), "publish_endpoint": .string(welcome.publishEndpoint)])
+        var out: [String: JSONValue] = ["captures": .array(welcome.captures.map(of)), "publish_endpoint": .string(welcome.publishEndpoint)]
+        if welcome.role != .single || welcome.leaderEpoch != 0 || !welcome.activeEndpoint.isEmpty {
+            out["role"] = .string(name(welcome.role))
+            out["leader_epoch"] = number(welcome.leaderEpoch)
+            out["active_endpoint"] = .string(welcome.activeEndpoint)
+        }
+        return .object(out)
+    }
+
+    static func name(_ role: CollectorRole) -> String {
+        switch role {
+        case .single: "COLLECTOR_ROLE_SINGLE"
+        case .active: "COLLECTOR_ROLE_ACTIVE"
+        case .standby: "COLLECTOR_ROLE_STANDBY"
+        case .UNRECOGNIZED(let value): "UNRECOGNIZED(\(value))"
+        }
     }
 
     static func of(_ skipped: Skipped) -> JSONValue {
@@ -290,6 +305,8 @@ enum MessageFields {
         case .statistics(let statistics): out["statistics"] = of(statistics)
         case nil: break
         }
+        if message.publication != 0 { out["publication"] = number(message.publication) }
+        if message.leaderEpoch != 0 { out["leader_epoch"] = number(message.leaderEpoch) }
         return .object(out)
     }
 }

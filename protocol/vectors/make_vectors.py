@@ -106,6 +106,7 @@ def f_message(field, encoded):
 # ---------------------------------------------------------------------------------------------
 
 ROLE = {"ROLE_UNSPECIFIED": 0, "ROLE_CAPTURE": 1, "ROLE_WORKER": 2, "ROLE_TAIL": 3, "ROLE_VIEW": 4}
+COLLECTOR_ROLE = {"COLLECTOR_ROLE_SINGLE": 0, "COLLECTOR_ROLE_ACTIVE": 1, "COLLECTOR_ROLE_STANDBY": 2}
 STATUS = {"FRAME_STATUS_PROCESSED": 0, "FRAME_STATUS_DROPPED": 1, "FRAME_STATUS_ERROR": 2}
 KIND = {"KIND_APPEARED": 0, "KIND_LEFT": 1}
 REGION = {"REGION_UNSPECIFIED": 0, "REGION_FOREHEAD": 1, "REGION_LEFT_CHEEK": 2, "REGION_RIGHT_CHEEK": 3}
@@ -280,7 +281,11 @@ def enc_welcome(m):
     out = b""
     for capture in m["captures"]:
         out += f_message(1, enc_capture_info(capture))
-    return out + f_string(2, m["publish_endpoint"])
+    out += f_string(2, m["publish_endpoint"])
+    # Failover (SPEC 18.2); absent from a single collector's Welcome.
+    if "role" in m:
+        out += f_uint(3, enum(COLLECTOR_ROLE, m["role"])) + f_uint(4, m["leader_epoch"]) + f_string(5, m["active_endpoint"])
+    return out
 
 
 def enc_skipped(m):
@@ -388,7 +393,8 @@ def enc_stream_message(m):
     for field, name, encoder in STREAM_BODY:
         if name in m:
             out += f_message(field, encoder(m[name]))
-    return out
+    # Failover (SPEC 18.3); absent from a single collector's messages.
+    return out + f_uint(9, m.get("publication", 0)) + f_uint(10, m.get("leader_epoch", 0))
 
 
 def topic(stream):
@@ -758,6 +764,11 @@ for name, body_name, body in (
     ("envelope_hello_tail", "hello", HELLO_TAIL),
     ("envelope_hello_view", "hello", HELLO_VIEW),
     ("envelope_welcome", "welcome", WELCOME),
+    # A failover group's standby names the active (SPEC 18.2).
+    ("envelope_welcome_standby", "welcome", {
+        "captures": [], "publish_endpoint": "tcp://10.0.0.6:5557", "role": "COLLECTOR_ROLE_STANDBY",
+        "leader_epoch": 4711, "active_endpoint": "tcp://10.0.0.5:5556",
+    }),
     ("envelope_result", "result", RESULT),
     ("envelope_result_expression", "result", RESULT_EXPRESSION),
     ("envelope_result_pulse", "result", RESULT_PULSE),
@@ -811,6 +822,12 @@ for name, message in (
         ),
     ),
     ("stream_reset", stream_message("reset", {"seq": 120, "ended_tracks": 2})),
+    # A failover group's message: numbered per (stream, epoch), with the publishing active's epoch (SPEC 18.3).
+    (
+        "stream_event_numbered",
+        dict(stream_message("event", {"kind": "KIND_APPEARED", "tracking_id": 8, "seq": 42, "tracking_frame_count": 1}),
+             publication=97, leader_epoch=4711),
+    ),
     (
         "stream_statistics",
         stream_message(

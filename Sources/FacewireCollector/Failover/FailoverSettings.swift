@@ -1,7 +1,7 @@
 import FacewireCollectorCore
 import Foundation
 
-/// A collector's part in a failover group (`--election`, SPEC.md 15).
+/// A collector's part in a failover group (`--election`, SPEC.md 18).
 public struct FailoverSettings: Sendable {
     /// `--replication-bind`: where standbys connect (ROUTER).
     public var replicationBind: String

@@ -6,7 +6,7 @@ import FacewireVocabulary
 import Logging
 import ZeroMQ
 
-/// The failover part of the collector's loop (SPEC.md 15), on the loop's thread: the replication sockets, the active's
+/// The failover part of the collector's loop (SPEC.md 18), on the loop's thread: the replication sockets, the active's
 /// ``ReplicationSender`` or the standby's ``ReplicaState``, and the changes of role the election hands over (a
 /// ``RoleBox``). The decisions are in those pure types; this shell moves bytes and swaps the node's core.
 ///

@@ -206,7 +206,7 @@ public nonisolated enum Facewire_V1_Role: SwiftProtobuf.Enum, Swift.CaseIterable
 
 }
 
-/// What a collector is in a failover group (SPEC.md 15).
+/// What a collector is in a failover group (SPEC.md 18).
 public nonisolated enum Facewire_V1_CollectorRole: SwiftProtobuf.Enum, Swift.CaseIterable {
   public typealias RawValue = Int
 
@@ -1497,7 +1497,7 @@ public nonisolated struct Facewire_V1_StreamMessage: @unchecked Sendable {
     set {_uniqueStorage()._body = .statistics(newValue)}
   }
 
-  /// Collector failover (SPEC.md 15); both 0 from a collector without election.
+  /// Collector failover (SPEC.md 18); both 0 from a collector without election.
   public var publication: UInt64 {
     get {_storage._publication}
     set {_uniqueStorage()._publication = newValue}

@@ -77,7 +77,7 @@ struct CollectorCommand: AsyncParsableCommand {
         + "\(maxPulseTracksRange.lowerBound)...\(maxPulseTracksRange.upperBound) (each holds a window of skin samples); "
         + "a track beyond it gets no heart rate (counted as pulse_refused_cap); 0 = none."
 
-    @OptionGroup(title: "Failover (SPEC.md 15)") var failover: FailoverOptions
+    @OptionGroup(title: "Failover (SPEC.md 18)") var failover: FailoverOptions
     @OptionGroup(title: "Security (CURVE)") var curve: CurveOptions
     @OptionGroup(title: "Metrics") var metrics: MetricsOptions
     @OptionGroup var log: LogOptions
@@ -154,7 +154,7 @@ struct CollectorCommand: AsyncParsableCommand {
     }
 }
 
-/// `--election` and what goes with it: the collector joins a failover group (SPEC.md 15).
+/// `--election` and what goes with it: the collector joins a failover group (SPEC.md 18).
 struct FailoverOptions: ParsableArguments {
     @Option(help: "Join a failover group elected through etcd at this address (etcd://HOST:PORT, its client URL): one collector of the group is active, the others are hot standbys that take over within about two lease times. Without it the collector works alone.")
     var election: String?
