@@ -41,6 +41,8 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "compare"))
 import measure  # noqa: E402
 
+from ports import free_ports
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 RAW = os.path.join(HERE, "compare", "zmq_raw.py")
 cache = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
@@ -105,16 +107,6 @@ def make_keys(directory):
     return keys
 
 
-def free_ports(count):
-    import socket
-
-    sockets = [socket.socket() for _ in range(count)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
 
 
 def run_facewire(folder, curve_keys, directory):

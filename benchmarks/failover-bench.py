@@ -32,12 +32,13 @@ import json
 import os
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+from ports import free_ports
 
 ETCD = shutil.which("etcd") or "/usr/bin/etcd"
 
@@ -64,14 +65,6 @@ def parse_arguments(argv=None):
     return parser.parse_args(argv)
 
 
-def free_ports(count):
-    sockets = [socket.socket() for _ in range(count)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
 
 
 class Node:

@@ -27,6 +27,8 @@ import sys
 import tempfile
 import time
 
+from ports import free_ports
+
 parser = argparse.ArgumentParser()
 parser.add_argument("--binary", default=".build/debug/facewire")
 parser.add_argument("--source", default=os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
@@ -43,14 +45,6 @@ random.seed(args.seed)
 binary = os.path.abspath(args.binary)
 
 
-def free_ports(count):
-    sockets = [socket.socket() for _ in range(count)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
 
 
 def check_epoch(lines, summary):
