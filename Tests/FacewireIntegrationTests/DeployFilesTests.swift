@@ -24,7 +24,8 @@ extension IntegrationTests {
             let good = try runCommand(Self.python, [deploy.appendingPathComponent("check.py").path, "--binary", binary])
             #expect(good.status == 0, "\(good.output)")
             for fragment in ["collector.yaml facewire-collector/collector: --role collector", "workers.yaml", "compose.yaml capture",
-                             "facewire-worker@.service", "Containerfile: swift"] {
+                             "facewire-worker@.service", "Containerfile: swift", "collector-pair.yaml facewire-collector/collector: --role collector",
+                             "collector-pair.yaml facewire-etcd/etcd: gcr.io/etcd-development/etcd:v3.4.23", "compose-failover.yaml collector-b"] {
                 #expect(good.output.contains("checked \(fragment)"), "\(fragment) not checked:\n\(good.output)")
             }
 
@@ -40,12 +41,14 @@ extension IntegrationTests {
                 try text.replacingOccurrences(of: old, with: new).write(to: url, atomically: true, encoding: .utf8)
             }
             try edit("kubernetes/workers.yaml", "\"--threads\", \"1\"", "\"--threads\", \"1\", \"--turbo\"")
-            try edit("kubernetes/collector.yaml", "containerPort: 5557", "containerPort: 5558")
+            // 5558 is a collector's default (--replication-bind): 5559 is used by nothing.
+            try edit("kubernetes/collector.yaml", "containerPort: 5557", "containerPort: 5559")
+            try edit("compose-failover.yaml", "etcd:v3.4.23", "etcd:latest")
             try edit("kubernetes/capture.yaml", "port: metrics }, periodSeconds: 5", "port: frames }, periodSeconds: 5")
             try edit("systemd/facewire-worker@.service", "Environment=FACEWIRE_ID=%H-%i", "Environment=FACEWIRE_SPEED=11")
             let bad = try runCommand(Self.python, [deploy.appendingPathComponent("check.py").path, "--binary", binary, "--deploy", broken.path])
             #expect(bad.status == 1)
-            for fragment in ["--turbo is not an option of --role worker", "port 5558", "readinessProbe targets 5555",
+            for fragment in ["--turbo is not an option of --role worker", "port 5559", "readinessProbe targets 5555", "etcd:latest is not pinned",
                              "FACEWIRE_SPEED (--speed) is not an option of --role worker"] {
                 #expect(bad.output.contains(fragment), "'\(fragment)' not reported:\n\(bad.output)")
             }
