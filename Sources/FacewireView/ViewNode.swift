@@ -105,6 +105,7 @@ public final class ViewNode: @unchecked Sendable {
 
 
         var readResults: Set<String> = []
+        var publications = PublicationFilter()
         while !stop.isStopped {
             let now = Clock.monotonicNanoseconds()
             liveness.beat(publishEndpoint == nil ? "waiting for the collector's Welcome" : "reading \(connected.count) preview(s)")
@@ -152,6 +153,11 @@ public final class ViewNode: @unchecked Sendable {
                     continue
                 }
                 counters.add("stream_messages")
+                // A failover group's new active republishes what the old one may not have: each message once.
+                guard publications.keep(stream: message.stream, epoch: message.epoch, publication: message.publication) else {
+                    counters.add("stream_repeated")
+                    continue
+                }
                 apply(message.stream) { $0.receive(message, at: Clock.now()) }
             }
             for _ in 0..<16 {

@@ -1,5 +1,5 @@
 import Testing
-@testable import FacewireTail
+@testable import FacewireProtocol
 
 @Suite("PublicationFilter")
 struct PublicationFilterTests {
