@@ -171,7 +171,7 @@ public final class CollectorSession {
     public func send(_ body: Envelope.OneOf_Body) -> Bool {
         guard let bytes: [UInt8] = try? Envelope(body).serializedBytes() else { return false }
         switch body {
-        case .hello, .reset where sockets.count > 1:
+        case .hello, .reset:
             return sockets.map { (try? $0.send([bytes], dontWait: true)) == true }.contains(true)
         default:
             return send(bytes: bytes)
