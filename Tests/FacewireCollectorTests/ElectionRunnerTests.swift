@@ -27,11 +27,19 @@ final class RoleLog: @unchecked Sendable {
     }
 
     /// Waits until `condition` holds, at most `seconds` (a bound against hanging, not a timing check).
+    /// Waits until `condition` holds, for `seconds` of this test's own turns: at least that long, and at least that many
+    /// 20 ms polls. Swift Testing runs this beside CPU-bound tests that can hold every thread of the cooperative pool for
+    /// minutes (a clean-clone CI run did); the runners then get no turn either, and a wall-clock deadline alone failed
+    /// the test without the election having had a chance. Ten times `seconds` of wall clock at most.
     func wait(seconds: Double, until condition: () -> Bool) async -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
+        let start = Date()
+        let polls = Int(seconds / 0.02)
+        var polled = 0
+        while polled < polls || Date().timeIntervalSince(start) < seconds {
             if condition() { return true }
+            if Date().timeIntervalSince(start) > seconds * 10 { break }
             try? await Task.sleep(nanoseconds: 20_000_000)
+            polled += 1
         }
         return condition()
     }
