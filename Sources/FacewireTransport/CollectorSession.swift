@@ -79,6 +79,8 @@ public final class CollectorSession {
     public let choice: SharedCollectorChoice
     /// Whether every collector's Welcome is handed to the caller (a tail that follows them all), not only the active's.
     let welcomesFromAll: Bool
+    /// What the session is for: a results session never reads, so it drains before each send (``drainUnread()``).
+    let purpose: Purpose
     private let helloBytes: [UInt8]?
     private var lastHello: UInt64?
     /// The endpoint the last reply came from (its host replaces a wildcard in the Welcome's endpoints).
@@ -137,6 +139,7 @@ public final class CollectorSession {
         self.sockets = sockets
         self.collector = collector
         self.welcomesFromAll = welcomesFromAll
+        self.purpose = purpose
         choice = following ?? SharedCollectorChoice(endpoints: endpoints)
     }
 
@@ -180,11 +183,11 @@ public final class CollectorSession {
 
     /// Queues an already encoded envelope without waiting; false when it cannot go.
     public func send(bytes: [UInt8]) -> Bool {
-        if sockets.count > 1 { drainUnread() }
+        if sockets.count > 1, case .results = purpose { drainUnread() }
         return (try? socket.send([bytes], dontWait: true)) == true
     }
 
-    /// Reads what the collectors sent a session that does not read (a worker thread's results: a standby answers a
+    /// Reads what the collectors sent a session whose owner never reads (a worker thread's results: a standby answers a
     /// refused result with a Welcome). Unread, it would fill the connection's receive queue, and libzmq does not let a
     /// connection with unread messages go when its collector dies: the socket would never reconnect to the collector
     /// that comes back at that endpoint, and everything sent there would queue unseen. Welcomes still move the choice.

@@ -96,6 +96,29 @@ struct CollectorSessionTests {
         return sizes
     }
 
+    @Test("with two collectors, a capture node's send leaves the assignment that arrived for it to be read")
+    func aSendKeepsWhatTheCallerReads() throws {
+        let active = try FakeCollector()
+        let other = try FakeCollector()
+        let session = try CollectorSession(
+            context: active.context, collector: "\(active.endpoint),\(other.endpoint)", security: nil, purpose: .captureControl)
+        defer { session.close() }
+        #expect(session.send(bytes: [1]))
+        let identity = try active.identity()
+        var assignment = Assignment()
+        assignment.worker = "w/t0"
+        assignment.number = 1
+        _ = try active.router.send([identity, try Envelope(.assignment(assignment)).serializedBytes()])
+        #expect(try session.sockets[0].waitForInput(timeoutMilliseconds: 10_000))
+        // A request goes out before the node reads its assignments (CaptureNode does both in one pass).
+        #expect(session.send(bytes: [2]))
+        guard case .assignment(let read)? = try session.receiveNow() else {
+            Issue.record("the assignment was not there to read")
+            return
+        }
+        #expect(read.worker == "w/t0")
+    }
+
     @Test(
         "every purpose drops a peer that sends a message over Wire.maxControlMessageBytes before it is allocated",
         arguments: [CollectorSession.Purpose.discovery, .request, .captureControl, .results])
