@@ -60,7 +60,7 @@ public struct ReplicaState {
     /// Ended keys with the order they ended in (the oldest are forgotten first).
     var closed: [Key: UInt64] = [:]
     var closedOrder: UInt64 = 0
-    var replay: [(number: UInt64, publications: [Data])] = []
+    var replay: [(number: UInt64, publications: [Data], bytes: Int)] = []
     var replayBytes = 0
     var lastSnapshotRequest: UInt64?
     var lastAck: UInt64?
@@ -88,18 +88,6 @@ public struct ReplicaState {
     public var openCount: Int { open.count }
 
     // MARK: - Inputs
-
-    /// The election named a new active with `epoch`: its steps are numbered afresh, so a snapshot is needed. The state
-    /// is kept until one replaces it (it is the best there is if this standby must take over first).
-    public mutating func follow(leaderEpoch epoch: UInt64, at now: UInt64) -> Output {
-        var out = Output()
-        guard epoch > leaderEpoch else { return out }
-        leaderEpoch = epoch
-        applied = 0
-        lastSnapshotRequest = nil
-        askSnapshot(now, &out)
-        return out
-    }
 
     /// A message from the active.
     public mutating func receive(_ message: Replication, at now: UInt64) -> Output {
@@ -201,12 +189,13 @@ public struct ReplicaState {
             }
         }
         guard !message.publications.isEmpty else { return }
-        replay.append((message.number, message.publications))
         // No overflow: a message is at most the socket's limit, and the total is cut to maxReplayBytes after each.
-        replayBytes += message.publications.reduce(0) { $0 + $1.count }
+        let bytes = message.publications.reduce(0) { $0 + $1.count }
+        replay.append((message.number, message.publications, bytes))
+        replayBytes += bytes
         while replayBytes > settings.maxReplayBytes, !replay.isEmpty {
             let dropped = replay.removeFirst()
-            replayBytes -= dropped.publications.reduce(0) { $0 + $1.count }
+            replayBytes -= dropped.bytes
             out.count("replication_replay_dropped", UInt64(dropped.publications.count))
         }
     }
@@ -222,7 +211,7 @@ public struct ReplicaState {
 
     private mutating func confirmPublished(through number: UInt64) {
         while let first = replay.first, first.number <= number {
-            replayBytes -= first.publications.reduce(0) { $0 + $1.count }
+            replayBytes -= first.bytes
             replay.removeFirst()
         }
     }

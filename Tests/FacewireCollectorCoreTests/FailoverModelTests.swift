@@ -95,7 +95,7 @@ struct FailoverModelTests {
         }
 
         // The standby joins before the first input and is attached within a few milliseconds.
-        for case .ack(let epoch, let number) in replica.follow(leaderEpoch: 10, at: a.now).actions {
+        for case .ack(let epoch, let number) in replica.tick(at: a.now).actions {
             var ack = ReplicationAck()
             ack.leaderEpoch = epoch
             ack.number = number
