@@ -22,11 +22,15 @@ extension CollectorCore {
         var nextPublication: UInt64
     }
 
+    /// The largest capture time, in seconds either side of 1970, a checkpoint may carry (about 31,700 years).
+    public static let maxCheckpointSeconds = 1e12
+
     /// Why a checkpoint from the wire was refused (counted as `replication_refused_<reason>`).
     public enum CheckpointRefusal: String, Error, Sendable, Equatable {
         /// An invalid stream id.
         case stream
-        /// The tracker's state: too many tracks, a filter or a time that is not usable, IDs repeated (``FaceTracker/StateRefused``).
+        /// The tracker's state: too many tracks, a filter or a time that is not usable (not finite, or beyond
+        /// ``maxCheckpointSeconds``), IDs repeated (``FaceTracker/StateRefused``).
         case tracker
         /// A heart rate that is not finite or out of 0...300 bpm, or one on a track the tracker does not have.
         case heartRate = "heart_rate"
@@ -107,6 +111,10 @@ extension CollectorCore {
         guard checkpoint.nextPublication > 0 else { return .failure(.publication) }
         // The track count first: a hostile checkpoint may list a million tracks, each with a million filter values.
         guard checkpoint.tracks.count <= tracking.maxTracks else { return .failure(.tracker) }
+        // Times are capture times in seconds (checked within a day of the clock at intake): a finite but absurd one
+        // (1e300) would overflow to infinity once a handover's gap is added to it (FaceTracker.bridge).
+        let times = checkpoint.tracks.flatMap { [$0.time, $0.lastSeenTime] } + (checkpoint.hasPreviousTime ? [checkpoint.previousTime] : [])
+        guard times.allSatisfy({ abs($0) <= Self.maxCheckpointSeconds }) else { return .failure(.tracker) }
         let state = FaceTracker.State(
             tracks: checkpoint.tracks.map {
                 FaceTracker.State.Track(

@@ -225,6 +225,8 @@ struct FailoverTests {
         #expect(refusal { $0.tracks[0].filter.removeLast() } == .tracker)
         #expect(refusal { $0.tracks[0].filter[0] = .nan } == .tracker)
         #expect(refusal { $0.tracks[0].time = .infinity } == .tracker)
+        #expect(refusal { $0.tracks[0].lastSeenTime = 1e300 } == .tracker, "finite, but a gap added to it overflows")
+        #expect(refusal { $0.previousTime = -.greatestFiniteMagnitude } == .tracker)
         #expect(refusal { $0.nextTrackID = 1 } == .tracker, "an ID at or above the next")
         #expect(refusal { $0.tracks[0].lastHeartRate.bpm = .nan } == .heartRate)
         #expect(refusal { $0.tracks[0].lastHeartRate.bpm = 1e9 } == .heartRate)
