@@ -80,7 +80,9 @@ public final class CaptureNode: @unchecked Sendable {
         }
 
         let control = try configuration.collector.map {
-            try CollectorLink(context: context, collector: $0, security: configuration.security, counters: counters)
+            try CollectorLink(
+                context: context, collectors: $0, stream: configuration.stream, security: configuration.security, counters: counters,
+                logger: logger)
         }
         if control == nil {
             logger.warning("no collector: no worker thread can be assigned, and every frame is dropped at the source (SPEC 3)")

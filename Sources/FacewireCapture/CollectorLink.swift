@@ -1,6 +1,7 @@
 import FacewireProtocol
 import FacewireRuntime
 import FacewireTransport
+import Logging
 import ZeroMQ
 
 /// A capture node's control connection to the collector (a ``CollectorSession``): hellos, skips, the stream's end and
@@ -9,10 +10,22 @@ import ZeroMQ
 final class CollectorLink {
     private let session: CollectorSession
     private let counters: Counters
+    private let logger: Logger
+    private var shardCheck: ShardCheck
 
-    init(context: ZMQContext, collector: String, security: CurveSecurity?, counters: Counters) throws {
-        session = try CollectorSession(context: context, collector: collector, security: security, purpose: .captureControl)
+    /// Connects to the collectors of the shard that owns `stream` among those `collectors` lists (SPEC.md 19: shards
+    /// separated by `;`, the endpoints of a failover group by `,`).
+    init(context: ZMQContext, collectors: String, stream: String, security: CurveSecurity?, counters: Counters, logger: Logger) throws {
+        let shards = try ShardMap(parsing: collectors)
+        let shard = shards.shard(of: stream)
+        session = try CollectorSession(
+            context: context, collector: shards.endpoints(ofShard: shard), security: security, purpose: .captureControl)
+        shardCheck = ShardCheck(listed: shard, of: shards.count)
         self.counters = counters
+        self.logger = logger
+        if shards.count > 1 {
+            logger.info("the stream's shard", metadata: ["shard": "\(shard)/\(shards.count)", "collector": "\(shards.endpoints(ofShard: shard))"])
+        }
     }
 
     /// Sends a control message without waiting.
@@ -43,9 +56,12 @@ final class CollectorLink {
             switch reply {
             case .assignment(let assignment):
                 assignments.append(assignment)
-            case .welcome:
-                // The active collector of a failover group says so (its choice is the session's).
-                break
+            case .welcome(let welcome):
+                // The active collector of a failover group says so (its choice is the session's); a shard says which.
+                if let mismatch = shardCheck.check(welcome) {
+                    counters.add("collector_shard_mismatch")
+                    if let message = mismatch.newly { logger.error("\(message): every node must list the same shards in the same order") }
+                }
             default:
                 counters.add("control_malformed")
             }

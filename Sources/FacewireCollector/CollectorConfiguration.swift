@@ -38,6 +38,9 @@ public struct CollectorConfiguration: Sendable {
     /// `pulse_refused_cap`).
     public var maxPulseTracks: Int = 1024
 
+    /// `--shard K/N`: which shard this collector is (SPEC.md 19); nil when not sharded.
+    public var shard: ShardIdentity?
+
     /// `--election`: a failover group (SPEC.md 18); nil for a single collector.
     public var failover: FailoverSettings?
 

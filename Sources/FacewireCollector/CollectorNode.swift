@@ -48,6 +48,7 @@ public final class CollectorNode: @unchecked Sendable {
         self.role = role
         core = CollectorCore(limits: configuration.limits, tracking: configuration.tracking)
         if role != nil { core.announcement = .init(role: .standby) }
+        core.shard = configuration.shard
     }
 
 

@@ -85,6 +85,16 @@ public struct CollectorCore {
         }
     }
 
+    /// Which shard this collector is (`--shard K/N`, SPEC.md 19), as every Welcome says; nil when not sharded. Input for
+    /// a stream another shard owns is still taken (everything of one capture node comes here, so the stream stays
+    /// whole), but counted by kind (`shard_foreign_<kind>`) and logged: the clients' `--collector` lists disagree.
+    public var shard: ShardIdentity? {
+        didSet {
+            cachedWelcome = nil
+            cachedShortWelcome = nil
+        }
+    }
+
     /// A collector's part in its failover group, as its Welcome announces it.
     public struct Announcement: Sendable, Equatable {
         public var role: CollectorRole
@@ -190,6 +200,7 @@ public struct CollectorCore {
             answerAsStandby(envelope, identity: identity, now: now, &out)
             return out
         }
+        if let shard { checkOwnership(envelope, shard: shard, now: now, &out) }
         switch envelope.body {
         case .hello(let hello):
             handleHello(hello, identity: identity, peerAddress: peerAddress, now: now, &out)
@@ -359,6 +370,26 @@ public struct CollectorCore {
         out.act(.reply(welcome(to: [identity])))
     }
 
+    /// Counts (and logs, rate-limited) input for a stream that `shard` does not own.
+    private mutating func checkOwnership(_ envelope: Envelope, shard: ShardIdentity, now: Instant, _ out: inout CollectorOutput) {
+        let kind: String
+        let stream: String
+        switch envelope.body {
+        case .hello(let hello) where hello.role == .capture: (kind, stream) = ("hello", hello.stream)
+        case .result(let result): (kind, stream) = ("result", result.stream)
+        case .skipped(let skipped): (kind, stream) = ("skipped", skipped.stream)
+        case .end(let end): (kind, stream) = ("end", end.stream)
+        case .request(let request): (kind, stream) = ("request", request.stream)
+        default: return
+        }
+        guard Wire.isValidStreamID(stream), !shard.owns(stream) else { return }
+        out.count("shard_foreign_\(kind)")
+        notice("shard_foreign", "input for a stream another shard owns (taken; check that every node lists the same shards)", [
+            "kind": kind, "stream": stream, "shard": "\(shard)",
+            "owner": "\(ShardMap.owner(of: stream, shards: shard.count))/\(shard.count)",
+        ], now, &out)
+    }
+
     /// The most peers a standby remembers: every worker and capture node it may have to tell of a takeover.
     var maxStandbyPeers: Int { min(limits.maxWorkers, Int.max / 4) + min(limits.maxCaptures, Int.max / 4) + 1024 }
 
@@ -408,6 +439,10 @@ public struct CollectorCore {
         welcome.role = announcement.role
         welcome.leaderEpoch = announcement.leaderEpoch
         welcome.activeEndpoint = announcement.activeEndpoint
+        if let shard {
+            welcome.shard = UInt32(shard.index)
+            welcome.shardCount = UInt32(shard.count)
+        }
         let envelope = Envelope(.welcome(welcome))
         return (envelope, (try? envelope.serializedBytes()) ?? [])
     }
@@ -463,8 +498,9 @@ public struct CollectorCore {
                 cachedWelcome = nil
             }
             captures[hello.stream] = CaptureEntry(info: info, lastHello: t)
-            if announcement.role == .active {
-                // In a failover group a capture node learns who is active from the answer to its hello.
+            if announcement.role == .active || shard != nil {
+                // In a failover group a capture node learns who is active from the answer to its hello; a shard's
+                // says which shard it is (SPEC.md 19.2).
                 out.act(.reply(shortWelcome(to: [identity])))
             }
         case .worker:

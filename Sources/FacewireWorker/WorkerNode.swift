@@ -17,14 +17,19 @@ import FacewireVocabulary
 /// assigns it to a capture node with a frame waiting, which sends it that frame (dispatch protocol 2, SPEC 3). So a
 /// thread holds at most one frame, and frames never wait behind another frame at a worker. A control thread says
 /// hello to the collector and learns capture endpoints from its answers.
+///
+/// With shards (`--collector a;b`, SPEC.md 19) each detection thread serves one shard: its Idle and results go to that
+/// shard's collector, and it attaches to the capture nodes that shard announces. A control thread per shard.
 public final class WorkerNode: @unchecked Sendable {
     public let configuration: WorkerConfiguration
     public let counters = Counters()
     private let logger: Logger
     private let context = ZMQContext()
-    private let directory: CaptureDirectory
-    /// Which collector of a failover group is active: the control session moves it, the threads' results follow.
-    private let collectorChoice: SharedCollectorChoice
+    /// The shards (one unless `--collector` lists several, separated by `;`), each with what the threads serving it
+    /// share.
+    private let shards: [Shard]
+    /// Detection thread t serves shard `threadShards[t]`.
+    private let threadShards: [Int]
     /// Beats every time the control loop goes round (`/healthz`).
     public let liveness = Liveness()
     /// Which detection threads are up; part of `/healthz`.
@@ -40,12 +45,37 @@ public final class WorkerNode: @unchecked Sendable {
         self.configuration = configuration
         self.logger = logger
         self.supervision = DetectionSupervision(threads: max(1, configuration.threads))
-        self.directory = CaptureDirectory(
-            configuration.captures, key: configuration.staticCaptureKey, maxEntries: configuration.maxCaptures,
-            requiresKey: configuration.security != nil)
-        let endpoints = CollectorChoice.endpoints(configuration.collector)
-        collectorChoice = SharedCollectorChoice(endpoints: endpoints.isEmpty ? [configuration.collector] : endpoints)
+        let map = try? ShardMap(parsing: configuration.collector)
+        let groups = map?.groups ?? [[configuration.collector]]
+        shards = groups.enumerated().map { index, endpoints in
+            Shard(
+                index: index, count: groups.count, collector: endpoints.joined(separator: ","),
+                choice: SharedCollectorChoice(endpoints: endpoints),
+                directory: CaptureDirectory(
+                    configuration.captures, key: configuration.staticCaptureKey, maxEntries: configuration.maxCaptures,
+                    requiresKey: configuration.security != nil))
+        }
+        threadShards = (0..<max(1, configuration.threads)).map {
+            ShardMap.shard(ofThread: $0, worker: configuration.workerID, shards: groups.count)
+        }
     }
+
+    /// One shard's collectors (a failover group), which of them is active (the control session moves it, the
+    /// threads' results follow), and the capture nodes it announced.
+    private struct Shard {
+        let index: Int
+        let count: Int
+        /// Its endpoints, comma-separated.
+        let collector: String
+        let choice: SharedCollectorChoice
+        let directory: CaptureDirectory
+
+        /// "shard k/N: " in logs of a sharded worker, "" otherwise.
+        var label: String { count > 1 ? "shard \(index)/\(count): " : "" }
+    }
+
+    /// The capture nodes known, over every shard.
+    private var capturesKnown: Int { shards.reduce(0) { $0 + $1.directory.count } }
 
     /// Runs until `stop` is set. Detector set-up errors (a missing model) are thrown before any thread starts: the
     /// first thread's analyzer is built here; the others build theirs on their own thread.
@@ -62,13 +92,27 @@ public final class WorkerNode: @unchecked Sendable {
         // No context shutdown on stop: every wait below wakes within 200 ms, and a stopping worker first finishes
         // the frame in hand and any frame already delivered to it, so that no frame it accepted is lost.
         let threads = NodeThreads()
-        threads.spawn("control") { [self] in try controlLoop(stop: stop) }
+        for shard in shards {
+            threads.spawn(shards.count > 1 ? "control-\(shard.index)" : "control") { [self] in try controlLoop(shard: shard, stop: stop) }
+        }
+        if shards.count > 1 {
+            let served = Set(threadShards)
+            logger.info("threads per shard", metadata: [
+                "shards": "\(shards.count)",
+                "threads": "\(shards.indices.map { k in threadShards.filter { $0 == k }.count })",
+            ])
+            if served.count < shards.count {
+                logger.warning("fewer threads than shards: some shards get no thread from this worker (other workers' threads start elsewhere)", metadata: [
+                    "unserved": "\(shards.indices.filter { !served.contains($0) })",
+                ])
+            }
+        }
         for index in 0..<count {
             threads.spawn("detect-\(index)") { [self] in
                 supervisedDetection(index: index, initial: index == 0 ? first.value : nil, factory: factory, stop: stop)
             }
         }
-        logger.info("worker running", metadata: ["threads": "\(count)", "collector": "\(configuration.collector)"])
+        logger.info("worker running", metadata: ["threads": "\(count)", "collector": "\(configuration.collector)", "shards": "\(shards.count)"])
         let failures = threads.join()
         logger.info("worker stopped", metadata: ["counters": "\(counters.summary)"])
         // The last results may still be queued: deliver them (within the results linger) before the process exits.
@@ -110,24 +154,29 @@ public final class WorkerNode: @unchecked Sendable {
 
     // MARK: - Control: hello / welcome with the collector
 
-    private func controlLoop(stop: StopToken) throws {
+    private func controlLoop(shard: Shard, stop: StopToken) throws {
         let control = try CollectorSession(
-            context: context, collector: configuration.collector, security: configuration.security, purpose: .discovery,
-            hello: CollectorSession.hello(role: .worker, nodeID: configuration.workerID), following: collectorChoice)
+            context: context, collector: shard.collector, security: configuration.security, purpose: .discovery,
+            hello: CollectorSession.hello(role: .worker, nodeID: configuration.workerID), following: shard.choice)
         defer { control.close() }
+        let directory = shard.directory
+        var shardCheck = ShardCheck(listed: shard.index, of: shard.count)
         var lastWelcome: UInt64?
         var lastDirectoryLog: UInt64?
         var followedChanges = control.choice.value.changes
         while !stop.isStopped {
             let now = Clock.monotonicNanoseconds()
             control.sayHelloIfDue(now: now)
-            let known = directory.count
-            capturesGauge.record(known)
-            let detection = supervision.health(at: now)
-            liveness.beat(
-                "\(detection.detail), \(known) capture nodes known, "
-                    + (lastWelcome.map { String(format: "last word from the collector %.1f s ago", Double(now - $0) / 1e9) } ?? "no word from the collector yet"),
-                healthy: detection.healthy)
+            if shard.index == 0 {
+                // One loop speaks for the node (the others' collectors are in their logs).
+                let known = capturesKnown
+                capturesGauge.record(known)
+                let detection = supervision.health(at: now)
+                liveness.beat(
+                    "\(detection.detail), \(known) capture nodes known, "
+                        + (lastWelcome.map { String(format: "last word from the collector %.1f s ago", Double(now - $0) / 1e9) } ?? "no word from the collector yet"),
+                    healthy: detection.healthy)
+            }
             let reply: CollectorSession.Reply?
             do {
                 reply = try control.receive(timeoutMilliseconds: 200)
@@ -139,7 +188,7 @@ public final class WorkerNode: @unchecked Sendable {
                 // A failover group's active changed (SPEC.md 18.3): the threads say Idle to it at once.
                 followedChanges = choice.changes
                 counters.add("collector_changes")
-                logger.notice("following the active collector", metadata: [
+                logger.notice("\(shard.label)following the active collector", metadata: [
                     "collector": "\(choice.endpoints[choice.active])", "epoch": "\(choice.epoch)",
                 ])
             }
@@ -150,6 +199,10 @@ public final class WorkerNode: @unchecked Sendable {
             }
             let welcomeAt = Clock.monotonicNanoseconds()
             lastWelcome = welcomeAt
+            if let mismatch = shardCheck.check(welcome) {
+                counters.add("collector_shard_mismatch")
+                if let message = mismatch.newly { logger.error("\(message): every node must list the same shards in the same order") }
+            }
             let update = directory.learnWithEpochs(
                 welcome.captures.map { ($0.frameEndpoint, $0.curvePublicKey.isEmpty ? nil : $0.curvePublicKey, $0.epoch) }, at: welcomeAt)
             // The stream of each new entry, for the log: one pass over the Welcome (it may list ~10^5 entries), not one
@@ -184,9 +237,11 @@ public final class WorkerNode: @unchecked Sendable {
 
     private func detectionLoop(index: Int, analyzer: FrameAnalyzer, stop: StopToken) throws {
         let workerID = "\(configuration.workerID)/t\(index)"
+        let shard = shards[threadShards[index]]
+        let directory = shard.directory
         let results = try CollectorSession(
-            context: context, collector: configuration.collector, security: configuration.security, purpose: .results,
-            following: collectorChoice)
+            context: context, collector: shard.collector, security: configuration.security, purpose: .results,
+            following: shard.choice)
         let ready: [UInt8] = try Ready(worker: workerID).serializedBytes()
         /// Frames received since the thread started that it answers (each Idle says how many: SPEC 3.2). A message
         /// without a valid header has no stream to answer to and is not counted: else a node pushing garbage unasked
@@ -218,7 +273,7 @@ public final class WorkerNode: @unchecked Sendable {
 
         while !stop.isStopped {
             if directory.currentGeneration != generation {
-                generation = syncCaptures(&captures)
+                generation = syncCaptures(&captures, from: directory)
             }
             let now = Clock.monotonicNanoseconds()
             for index in captures.indices where captures[index].lastReady.map({ now &- $0 >= readyRefresh }) ?? true {
@@ -282,7 +337,7 @@ public final class WorkerNode: @unchecked Sendable {
 
     /// Brings this thread's capture sockets in line with the directory: closes those for forgotten entries, connects
     /// new ones. Returns the generation synced to.
-    private func syncCaptures(_ captures: inout [Capture]) -> UInt64 {
+    private func syncCaptures(_ captures: inout [Capture], from directory: CaptureDirectory) -> UInt64 {
         let (generation, listed) = directory.snapshotWithEpochs()
         let epochs = Dictionary(listed.map { ($0.entry, $0.epoch) }, uniquingKeysWith: max)
         for capture in captures where epochs[capture.entry] == nil { capture.socket.close() }

@@ -194,6 +194,10 @@ enum MessageFields {
             out["leader_epoch"] = number(welcome.leaderEpoch)
             out["active_endpoint"] = .string(welcome.activeEndpoint)
         }
+        if welcome.shardCount != 0 {
+            out["shard"] = number(welcome.shard)
+            out["shard_count"] = number(welcome.shardCount)
+        }
         return .object(out)
     }
 

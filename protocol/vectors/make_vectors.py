@@ -285,6 +285,9 @@ def enc_welcome(m):
     # Failover (SPEC 18.2); absent from a single collector's Welcome.
     if "role" in m:
         out += f_uint(3, enum(COLLECTOR_ROLE, m["role"])) + f_uint(4, m["leader_epoch"]) + f_string(5, m["active_endpoint"])
+    # Shards (SPEC 19); absent from an unsharded collector's Welcome.
+    if "shard_count" in m:
+        out += f_uint(6, m["shard"]) + f_uint(7, m["shard_count"])
     return out
 
 
@@ -768,6 +771,11 @@ for name, body_name, body in (
     ("envelope_welcome_standby", "welcome", {
         "captures": [], "publish_endpoint": "tcp://10.0.0.6:5557", "role": "COLLECTOR_ROLE_STANDBY",
         "leader_epoch": 4711, "active_endpoint": "tcp://10.0.0.5:5556",
+    }),
+    # The active of shard 2 of 4 (SPEC 19.2).
+    ("envelope_welcome_shard", "welcome", {
+        "captures": [], "publish_endpoint": "tcp://10.0.0.7:5557", "role": "COLLECTOR_ROLE_ACTIVE",
+        "leader_epoch": 812, "active_endpoint": "", "shard": 2, "shard_count": 4,
     }),
     ("envelope_result", "result", RESULT),
     ("envelope_result_expression", "result", RESULT_EXPRESSION),

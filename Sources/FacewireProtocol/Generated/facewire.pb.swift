@@ -982,6 +982,12 @@ public nonisolated struct Facewire_V1_Welcome: Sendable {
   /// a standby's answer: the active's control endpoint, as its leader key says ("" = unknown)
   public var activeEndpoint: String = String()
 
+  /// which shard this collector is (SPEC 19), of shard_count
+  public var shard: UInt32 = 0
+
+  /// 0 = not sharded
+  public var shardCount: UInt32 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2666,7 +2672,7 @@ nonisolated extension Facewire_V1_CaptureInfo: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Facewire_V1_Welcome: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Welcome"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}captures\0\u{3}publish_endpoint\0\u{1}role\0\u{3}leader_epoch\0\u{3}active_endpoint\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}captures\0\u{3}publish_endpoint\0\u{1}role\0\u{3}leader_epoch\0\u{3}active_endpoint\0\u{1}shard\0\u{3}shard_count\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2679,6 +2685,8 @@ nonisolated extension Facewire_V1_Welcome: SwiftProtobuf.Message, SwiftProtobuf.
       case 3: try { try decoder.decodeSingularEnumField(value: &self.role) }()
       case 4: try { try decoder.decodeSingularUInt64Field(value: &self.leaderEpoch) }()
       case 5: try { try decoder.decodeSingularStringField(value: &self.activeEndpoint) }()
+      case 6: try { try decoder.decodeSingularUInt32Field(value: &self.shard) }()
+      case 7: try { try decoder.decodeSingularUInt32Field(value: &self.shardCount) }()
       default: break
       }
     }
@@ -2700,6 +2708,12 @@ nonisolated extension Facewire_V1_Welcome: SwiftProtobuf.Message, SwiftProtobuf.
     if !self.activeEndpoint.isEmpty {
       try visitor.visitSingularStringField(value: self.activeEndpoint, fieldNumber: 5)
     }
+    if self.shard != 0 {
+      try visitor.visitSingularUInt32Field(value: self.shard, fieldNumber: 6)
+    }
+    if self.shardCount != 0 {
+      try visitor.visitSingularUInt32Field(value: self.shardCount, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2709,6 +2723,8 @@ nonisolated extension Facewire_V1_Welcome: SwiftProtobuf.Message, SwiftProtobuf.
     if lhs.role != rhs.role {return false}
     if lhs.leaderEpoch != rhs.leaderEpoch {return false}
     if lhs.activeEndpoint != rhs.activeEndpoint {return false}
+    if lhs.shard != rhs.shard {return false}
+    if lhs.shardCount != rhs.shardCount {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -55,7 +55,7 @@ struct CaptureCommand: AsyncParsableCommand {
     @Option(help: "Endpoint to announce instead of the bound one (behind NAT, or a DNS name).")
     var advertise: String?
 
-    @Option(help: "The collector's endpoint, e.g. tcp://collector-host:\(Wire.defaultCollectorPort).")
+    @Option(help: CollectorList.help)
     var collector: String?
 
     @Option(help: "Pacing: realtime (the source's own rate), max (as fast as workers take frames), or frames per second.")
@@ -97,6 +97,7 @@ struct CaptureCommand: AsyncParsableCommand {
         if listDevices { return }
         guard !source.isEmpty, source.allSatisfy({ !$0.isEmpty }) else { throw ValidationError("give --source (or --list-devices)") }
         try validateNodes()
+        try CollectorList.validate(collector)
         if let size, Self.parseSize(size) == nil { throw ValidationError("--size must be WIDTHxHEIGHT, e.g. 1280x720") }
         if let cameraFps, !(1...1000).contains(cameraFps) { throw ValidationError("--camera-fps must be 1...1000") }
         if let maxFps, !(maxFps > 0 && maxFps.isFinite) { throw ValidationError("--max-fps must be positive") }

@@ -16,7 +16,7 @@ struct ResetCommand: ParsableCommand {
             """
     )
 
-    @Option(help: "The collector's endpoint, e.g. tcp://collector-host:\(Wire.defaultCollectorPort).")
+    @Option(help: CollectorList.help)
     var collector: String
 
     @Option(help: "The stream to reset (default: every open stream).")
@@ -32,13 +32,14 @@ struct ResetCommand: ParsableCommand {
             throw ValidationError("--stream must be 1 to 64 characters of A-Z a-z 0-9 . _ -")
         }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+        try CollectorList.validate(collector)
     }
 
     func run() throws {
         let streams: [String]
         let security = try curve.security(needs: .serverKey)
         do {
-            streams = try ResetClient.reset(collector: collector, stream: stream ?? "", timeoutSeconds: timeout, security: security)
+            streams = try ResetClient.reset(collector: ShardMap.flattened(collector), stream: stream ?? "", timeoutSeconds: timeout, security: security)
         } catch {
             FileHandle.standardError.write(Data("facewire reset: \(error)\n".utf8))
             throw ExitCode(2)

@@ -332,3 +332,17 @@ struct AttributeModelOptions: ParsableArguments {
     /// The flags as command-line arguments, for child processes.
     var arguments: [String] { ["--attribute-method", attributeMethod, "--smile-model", smileModel] }
 }
+
+/// `--collector`'s help and check, the same for every role that talks to collectors.
+enum CollectorList {
+    static let help = ArgumentHelp(
+        "The collector's control endpoint, e.g. tcp://collector-host:\(Wire.defaultCollectorPort). A failover group: its "
+            + "endpoints separated by ',' (SPEC.md 18). Shards: the groups separated by ';', the same list in the same order "
+            + "on every node (SPEC.md 19), e.g. 'tcp://a:5556,tcp://b:5556;tcp://c:5556'.")
+
+    /// Refuses a list without an endpoint, with more than ``ShardMap/maxShards`` shards, or naming an endpoint twice.
+    static func validate(_ value: String?) throws {
+        guard let value else { return }
+        do { _ = try ShardMap(parsing: value) } catch { throw ValidationError("--collector: \(error)") }
+    }
+}

@@ -14,7 +14,7 @@ struct TailCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "The collector's endpoint, e.g. tcp://collector-host:\(Wire.defaultCollectorPort).")
+    @Option(help: CollectorList.help)
     var collector: String?
 
     @Option(help: "The results stream endpoint directly, instead of asking the collector.")
@@ -37,13 +37,14 @@ struct TailCommand: AsyncParsableCommand {
 
     func validate() throws {
         if collector == nil && publish == nil { throw ValidationError("give --collector or --publish") }
+        try CollectorList.validate(collector)
     }
 
     func run() async throws {
         let logger = try log.makeLogger("facewire.tail")
         metrics.bootstrapIfNeeded()
         let client = TailClient(
-            configuration: .init(collector: collector, publish: publish, streams: stream, security: try curve.security(needs: .serverKey)),
+            configuration: .init(collector: collector.map(ShardMap.flattened), publish: publish, streams: stream, security: try curve.security(needs: .serverKey)),
             logger: logger)
         let printer = output.printer
         let (frames, exitOnEnd) = (self.frames, self.exitOnEnd)

@@ -81,7 +81,7 @@ struct ViewCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "The collector's endpoint, e.g. tcp://collector-host:\(Wire.defaultCollectorPort).")
+    @Option(help: CollectorList.help)
     var collector: String
 
     @Option(help: "Port the page is served on (0: any free port, printed).")
@@ -99,6 +99,7 @@ struct ViewCommand: AsyncParsableCommand {
     @OptionGroup var log: LogOptions
 
     func validate() throws {
+        try CollectorList.validate(collector)
         if let saveFaces {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: saveFaces, isDirectory: &isDirectory), isDirectory.boolValue else {
@@ -110,7 +111,7 @@ struct ViewCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = try log.makeLogger("facewire.view")
-        var configuration = ViewNode.Configuration(collector: collector, security: try curve.security(needs: .serverKey))
+        var configuration = ViewNode.Configuration(collector: ShardMap.flattened(collector), security: try curve.security(needs: .serverKey))
         configuration.saveFaces = saveFaces
         configuration.maxCaptures = maxCaptures
         let node = ViewNode(configuration: configuration, logger: logger)
@@ -129,7 +130,7 @@ struct SnapshotCommand: AsyncParsableCommand {
         abstract: "Write the next processed frame of a stream that has a preview, with its faces drawn in, to a JPEG file."
     )
 
-    @Option(help: "The collector's endpoint.")
+    @Option(help: CollectorList.help)
     var collector: String
 
     @Option(help: "The stream.")
@@ -149,12 +150,13 @@ struct SnapshotCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard Wire.isValidStreamID(stream) else { throw ValidationError("--stream: not a stream id") }
+        try CollectorList.validate(collector)
         guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be in (0, 3600]") }
     }
 
     func run() async throws {
         let logger = try log.makeLogger("facewire.snapshot")
-        let node = ViewNode(configuration: .init(collector: collector, security: try curve.security(needs: .serverKey)), logger: logger)
+        let node = ViewNode(configuration: .init(collector: ShardMap.flattened(collector), security: try curve.security(needs: .serverKey)), logger: logger)
         let stop = StopToken()
         let thread = Thread { try? node.run(stop: stop) }
         thread.start()

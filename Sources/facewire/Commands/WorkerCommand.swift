@@ -16,7 +16,7 @@ struct WorkerCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "The collector's endpoint, e.g. tcp://collector-host:\(Wire.defaultCollectorPort).")
+    @Option(help: CollectorList.help)
     var collector: String
 
     @Option(help: "Capture endpoints to connect to besides those the collector announces (comma-separated or repeated).")
@@ -40,6 +40,10 @@ struct WorkerCommand: AsyncParsableCommand {
     @OptionGroup(title: "Security (CURVE)") var curve: CurveOptions
     @OptionGroup(title: "Metrics") var metrics: MetricsOptions
     @OptionGroup var log: LogOptions
+
+    func validate() throws {
+        try CollectorList.validate(collector)
+    }
 
     func run() async throws {
         let logger = try log.makeLogger("facewire.worker")
