@@ -96,7 +96,7 @@ public final class TailClient: @unchecked Sendable {
             let parts: [[UInt8]]
             do {
                 if let control {
-                    try follow(control, subscriber: subscriber, followed: &followed)
+                    try follow(control, subscriber: subscriber, followed: &followed, cap: max(16, 2 * group.count))
                     _ = try ZMQSocket.poll([subscriber] + control.sockets, timeoutMilliseconds: 200)
                 } else {
                     guard try subscriber.waitForInput(timeoutMilliseconds: 200) else { continue }
@@ -117,9 +117,17 @@ public final class TailClient: @unchecked Sendable {
                 logger.warning("malformed stream message")
                 continue
             }
-            guard publications.keep(stream: message.stream, epoch: message.epoch, publication: message.publication) else {
+            let renumbered = publications.renumbered
+            guard publications.keep(
+                    stream: message.stream, epoch: message.epoch, publication: message.publication, leaderEpoch: message.leaderEpoch) else {
                 counters.add("messages_repeated")
                 continue
+            }
+            if publications.renumbered != renumbered {
+                counters.add("messages_renumbered")
+                logger.warning("a collector took over without a current copy of the stream's state: frames its predecessor did not publish may be missing", metadata: [
+                    "stream": "\(message.stream)", "epoch": "\(message.epoch)", "leader_epoch": "\(message.leaderEpoch)",
+                ])
             }
             switch message.body {
             case nil: continue  // heartbeat
@@ -139,14 +147,16 @@ public final class TailClient: @unchecked Sendable {
         }
     }
 
-    /// Says hello to every collector of the group and subscribes to the results of each one that answers.
-    private func follow(_ control: CollectorSession, subscriber: ZMQSocket, followed: inout Set<String>) throws {
+    /// Says hello to every collector of the group (of every shard) and subscribes to the results of each one that
+    /// answers; at most `cap` results endpoints (a collector that names a new one in every Welcome cannot make the tail
+    /// connect without end).
+    private func follow(_ control: CollectorSession, subscriber: ZMQSocket, followed: inout Set<String>, cap: Int) throws {
         control.sayHelloIfDue(now: Clock.monotonicNanoseconds())
         while let reply = try control.receiveNow() {
             guard case .welcome(let welcome) = reply, let publish = control.publishEndpoint(of: welcome), !followed.contains(publish) else {
                 continue
             }
-            guard followed.count < 16 else {
+            guard followed.count < cap else {
                 counters.add("collectors_refused_cap")
                 continue
             }

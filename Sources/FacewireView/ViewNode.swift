@@ -78,9 +78,12 @@ public final class ViewNode: @unchecked Sendable {
 
     private func loop(stop: StopToken) throws {
         let security = configuration.security
+        // Every collector's Welcome: a failover group's (SPEC.md 18) and every shard's (SPEC.md 19) results and capture
+        // nodes.
         let control = try CollectorSession(
             context: context, collector: configuration.collector, security: security, purpose: .discovery,
-            hello: CollectorSession.hello(role: .view, nodeID: defaultNodeID()))
+            hello: CollectorSession.hello(role: .view, nodeID: defaultNodeID()), welcomesFromAll: true)
+        let maxResults = max(16, 2 * control.sockets.count)
         defer { control.close() }
 
         let results = try ZMQSocket(context: context, kind: .sub)
@@ -117,12 +120,12 @@ public final class ViewNode: @unchecked Sendable {
                     counters.add("control_malformed")
                     continue
                 }
-                // The active collector's results; after a failover (SPEC.md 18) the new active's too.
+                // Each collector's results (a standby's carry nothing until it takes over).
                 guard let endpoint = control.publishEndpoint(of: welcome) else {
                     counters.add("control_malformed")
                     continue
                 }
-                if publishEndpoint != endpoint, !readResults.contains(endpoint), readResults.count < 16 {
+                if publishEndpoint != endpoint, !readResults.contains(endpoint), readResults.count < maxResults {
                     try results.connect(endpoint)
                     readResults.insert(endpoint)
                     publishEndpoint = endpoint
@@ -154,7 +157,8 @@ public final class ViewNode: @unchecked Sendable {
                 }
                 counters.add("stream_messages")
                 // A failover group's new active republishes what the old one may not have: each message once.
-                guard publications.keep(stream: message.stream, epoch: message.epoch, publication: message.publication) else {
+                guard publications.keep(
+                    stream: message.stream, epoch: message.epoch, publication: message.publication, leaderEpoch: message.leaderEpoch) else {
                     counters.add("stream_repeated")
                     continue
                 }
