@@ -34,6 +34,9 @@ public struct LeaderElection {
         public var maxValueBytes = 256
         /// What this collector writes into the key when it wins: how others reach it (its endpoint, its id).
         public var value: String
+        /// How long a standby without a current copy of the active's state (``LeaderElection/lacksState``) waits, after
+        /// the key went, before it tries to take it: a standby that has the state wins first. 0: no wait.
+        public var withoutStateDelayNs: UInt64 = 0
 
         public init(value: String) { self.value = value }
     }
@@ -80,6 +83,10 @@ public struct LeaderElection {
     public private(set) var highestEpoch: UInt64 = 0
     /// The epoch this collector was last active with (an epoch is announced at most once).
     private var lastActiveEpoch: UInt64 = 0
+    /// Set by the shell while this collector follows an active whose state it does not have yet (no snapshot arrived):
+    /// taking over now would lose what the active published last (SPEC.md 18.5), so it lets a standby that has it go
+    /// first (``Settings/withoutStateDelayNs``).
+    public var lacksState = false
 
     /// The lease held, with its time to live, and when the last renewal that succeeded was sent.
     struct Lease {
@@ -202,6 +209,13 @@ public struct LeaderElection {
         var out = Output()
         watching = false
         out.count("election_leader_gone")
+        if lacksState, settings.withoutStateDelayNs > 0 {
+            // Tried again by tick() once the delay passed, if no standby with the state took the key meanwhile.
+            out.count("election_deferred_without_state")
+            out.log(.notice, "the active is gone, but this standby has no copy of its state yet: it lets one that has go first")
+            retryAtNs[.acquire] = now.monotonicNs.addingClamped(settings.withoutStateDelayNs)
+            return out
+        }
         tryToAcquire(at: now.monotonicNs, into: &out)
         return out
     }

@@ -108,6 +108,30 @@ struct LeaderElectionTests {
         #expect(rig.announced == [.becomeStandby(leader: "tcp://a:5556"), .becomeActive(epoch: 57)])
     }
 
+    @Test("a standby without the active's state lets one that has it go first: it tries only once the delay passed")
+    func aStandbyWithoutStateWaits() {
+        var rig = ElectionRig(value: "tcp://c:5556") { $0.withoutStateDelayNs = 4_000_000_000 }
+        rig.startHolding(lease: 9)
+        rig.record(rig.election.heldBy(value: "tcp://a:5556", createRevision: 41, lease: 7, at: rig.now))
+        func acquires() -> Int { rig.actions.filter { if case .acquire = $0 { true } else { false } }.count }
+        let before = acquires()
+        rig.election.lacksState = true
+        rig.record(rig.election.leaderKeyDeleted(at: rig.now))
+        #expect(acquires() == before && rig.counts["election_deferred_without_state"] == 1)
+        rig.advance(ms: 3900)
+        rig.record(rig.election.tick(at: rig.now))
+        #expect(acquires() == before, "not before the delay")
+        rig.advance(ms: 200)
+        rig.record(rig.election.tick(at: rig.now))
+        #expect(acquires() == before + 1, "then it tries: no standby had the state, the group must not stay without an active")
+        // With the state, at once.
+        var warm = ElectionRig(value: "tcp://b:5556") { $0.withoutStateDelayNs = 4_000_000_000 }
+        warm.startHolding(lease: 9)
+        warm.record(warm.election.heldBy(value: "tcp://a:5556", createRevision: 41, lease: 7, at: warm.now))
+        warm.record(warm.election.leaderKeyDeleted(at: warm.now))
+        #expect(warm.actions.last == .acquire(lease: 9, value: "tcp://b:5556"))
+    }
+
     @Test("its own write seen as held (the answer was lost) makes it active; an answer after its deadline does not")
     func ownWriteAndLateAnswer() {
         var rig = ElectionRig()

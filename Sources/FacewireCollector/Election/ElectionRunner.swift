@@ -18,11 +18,14 @@ public struct ElectionRunner: Service {
     let onRole: @Sendable (LeaderElection.Role) -> Void
     /// How often the election is handed the time.
     let tickNs: UInt64
+    /// Whether the collector follows an active whose state it lacks (``LeaderElection/lacksState``).
+    let lacksState: @Sendable () -> Bool
 
     public init(
         gateway: EtcdGateway, settings: LeaderElection.Settings, counters: Counters, logger: Logger, tickMilliseconds: UInt64 = 20,
-        onRole: @escaping @Sendable (LeaderElection.Role) -> Void
+        lacksState: @escaping @Sendable () -> Bool = { false }, onRole: @escaping @Sendable (LeaderElection.Role) -> Void
     ) {
+        self.lacksState = lacksState
         self.gateway = gateway
         self.settings = settings
         self.counters = counters
@@ -96,7 +99,10 @@ public struct ElectionRunner: Service {
                     watch = Task {
                         do {
                             try await gateway.waitForDeletion(afterRevision: revision)
-                            continuation.yield(.answer { $0.leaderKeyDeleted(at: $1) })
+                            continuation.yield(.answer { [lacksState] in
+                                $0.lacksState = lacksState()
+                                return $0.leaderKeyDeleted(at: $1)
+                            })
                         } catch {
                             if !Task.isCancelled { continuation.yield(.answer { $0.failed(.watch, at: $1) }) }
                         }

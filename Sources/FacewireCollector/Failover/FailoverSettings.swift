@@ -40,6 +40,7 @@ public final class RoleBox: @unchecked Sendable {
     private let lock = NSLock()
     private var stored: LeaderElection.Role?
     private var changes: UInt64 = 0
+    private var withoutState = false
 
     public init() {}
 
@@ -51,6 +52,13 @@ public final class RoleBox: @unchecked Sendable {
             stored = role
             changes &+= 1
         }
+    }
+
+    /// Whether the collector follows an active whose state it has not received yet (set by the collector's loop, read
+    /// by the election when the active goes).
+    public var lacksState: Bool {
+        get { lock.withLock { withoutState } }
+        set { lock.withLock { withoutState = newValue } }
     }
 
     /// `/healthz`'s role: "active" or "standby".

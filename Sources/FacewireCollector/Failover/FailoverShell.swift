@@ -103,6 +103,7 @@ final class FailoverShell {
         let peers = node.core.standbyPeerIdentities(at: now.monotonicNs)
         var core = CollectorCore(limits: limits, tracking: tracking)
         core.publishEndpoint = node.core.publishEndpoint
+        core.shard = node.core.shard
         core.startReplicating(leaderEpoch: epoch)
         let resumes = replica.resumes
         core.restore(resumes, closed: replica.closedKeys, at: now)
@@ -145,6 +146,7 @@ final class FailoverShell {
         node.stepPublications.removeAll()
         var core = CollectorCore(limits: limits, tracking: tracking)
         core.publishEndpoint = node.core.publishEndpoint
+        core.shard = node.core.shard
         core.announcement = .init(role: .standby)
         node.core = core
         replica = Self.freshReplica(limits: limits, tracking: tracking)
@@ -232,6 +234,8 @@ final class FailoverShell {
     /// Lets time pass on both sides.
     func tick(node: CollectorNode, publisher: ZMQSocket) {
         let now = Clock.monotonicNanoseconds()
+        let lacksState = following != nil && !replica.isCurrent
+        if role.lacksState != lacksState { role.lacksState = lacksState }
         if var sender {
             let out = sender.tick(at: now)
             self.sender = sender

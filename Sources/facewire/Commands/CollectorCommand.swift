@@ -77,6 +77,9 @@ struct CollectorCommand: AsyncParsableCommand {
         + "\(maxPulseTracksRange.lowerBound)...\(maxPulseTracksRange.upperBound) (each holds a window of skin samples); "
         + "a track beyond it gets no heart rate (counted as pulse_refused_cap); 0 = none."
 
+    @Option(help: "This collector is shard K of N (e.g. 0/4, SPEC.md 19): other nodes list the N shards in --collector, separated by ';', and send each stream to the shard that owns it. Its Welcome says so, and input for a stream another shard owns is counted (shard_foreign_*). With --election, each shard is its own failover group (the key facewire/GROUP/shard-K/leader).")
+    var shard: String?
+
     @OptionGroup(title: "Failover (SPEC.md 18)") var failover: FailoverOptions
     @OptionGroup(title: "Security (CURVE)") var curve: CurveOptions
     @OptionGroup(title: "Metrics") var metrics: MetricsOptions
@@ -98,6 +101,9 @@ struct CollectorCommand: AsyncParsableCommand {
         guard streamIdleTimeout >= 0, streamIdleTimeout.isFinite else { throw ValidationError("--stream-idle-timeout must be >= 0 seconds") }
         try Self.validateMaxPulseTracks(maxPulseTracks)
         try failover.validate()
+        if let shard {
+            do { _ = try ShardIdentity(parsing: shard) } catch { throw ValidationError("--shard: \(error)") }
+        }
     }
 
     /// Refuses a `--max-pulse-tracks` outside ``maxPulseTracksRange`` (the collector and `local` roles).
@@ -123,6 +129,7 @@ struct CollectorCommand: AsyncParsableCommand {
         configuration.streamIdleTimeoutSeconds = streamIdleTimeout
         configuration.maxPulseTracks = maxPulseTracks
         configuration.failover = failover.settings(bind: bind)
+        configuration.shard = try shard.map(ShardIdentity.init(parsing:))
         let role = configuration.failover == nil ? nil : RoleBox()
         let node = CollectorNode(
             configuration: configuration,
@@ -148,7 +155,9 @@ struct CollectorCommand: AsyncParsableCommand {
         }
         var services: [any Service] = []
         if let role, let settings = configuration.failover {
-            services.append(try failover.runner(settings: settings, bind: bind, publish: publish, role: role, counters: node.counters, logger: logger))
+            services.append(
+                try failover.runner(
+                    settings: settings, bind: bind, publish: publish, shard: configuration.shard, role: role, counters: node.counters, logger: logger))
         }
         try await NodeRunner.run("collector", logger: logger, server: server, services: services) { stop in try node.run(stop: stop) }
     }
@@ -185,6 +194,12 @@ struct FailoverOptions: ParsableArguments {
         guard (1...60_000).contains(replicationTimeout) else { throw ValidationError("--replication-timeout must be 1...60000 ms") }
     }
 
+    /// The group's leader key: `facewire/GROUP/leader`, or `facewire/GROUP/shard-K/leader` for shard K (each shard is a
+    /// failover group of its own).
+    static func leaderKey(group: String, shard: ShardIdentity?) -> String {
+        shard.map { "facewire/\(group)/shard-\($0.index)/leader" } ?? "facewire/\(group)/leader"
+    }
+
     /// `http://HOST:PORT` for `etcd://HOST:PORT`.
     static func etcdBase(_ election: String) -> String? {
         guard election.hasPrefix("etcd://") else { return nil }
@@ -208,16 +223,18 @@ struct FailoverOptions: ParsableArguments {
 
     /// The election, writing this collector's endpoints into the leader key when it wins.
     func runner(
-        settings: FailoverSettings, bind: String, publish: String, role: RoleBox, counters: Counters, logger: Logger
+        settings: FailoverSettings, bind: String, publish: String, shard: ShardIdentity?, role: RoleBox, counters: Counters, logger: Logger
     ) throws -> ElectionRunner {
         guard let election, let base = Self.etcdBase(election) else { throw ValidationError("--election is missing") }
         let value = settings.leaderValue(control: bind, publish: publish, replication: replicationBind)
         var electionSettings = LeaderElection.Settings(value: value.text)
         electionSettings.ttlSeconds = Int64(electionTTL)
         electionSettings.maxValueBytes = LeaderValue.maxBytes
+        // A standby without the active's state lets one that has it take over first: two lease times.
+        electionSettings.withoutStateDelayNs = UInt64(electionTTL) * 2_000_000_000
         return ElectionRunner(
-            gateway: EtcdGateway(base: base, key: "facewire/\(electionGroup)/leader"), settings: electionSettings, counters: counters,
-            logger: logger
+            gateway: EtcdGateway(base: base, key: Self.leaderKey(group: electionGroup, shard: shard)), settings: electionSettings, counters: counters,
+            logger: logger, lacksState: { role.lacksState }
         ) { role.set($0) }
     }
 }

@@ -1,0 +1,80 @@
+import FacewireRuntime
+import FacewireTesting
+import Foundation
+import Testing
+
+/// Streams spread over two collectors (SPEC.md 19), with real processes: two shards, capture nodes and a worker that
+/// route by the owner function, and one tail that follows both.
+extension IntegrationTests {
+    @Suite("Shards: streams spread over two collectors")
+    struct CollectorShards {
+        /// Owners among 2 shards (SPEC 19.1; ShardMapTests checks the function against an independent one).
+        static let shard0 = ["cam-1", "cam-4"]
+        static let shard1 = ["cam-2", "cam-3"]
+
+        @Test(
+            "two shards: each stream goes to its owner, one worker serves both, one tail prints every stream whole and in order",
+            .timeLimit(.minutes(10)))
+        func twoShardsOneTail() async throws {
+            let cluster = try TestCluster("shards")
+            defer { cluster.cleanup() }
+            let ports = try freeLoopbackPorts(4)
+            let controls = ["tcp://127.0.0.1:\(ports[0])", "tcp://127.0.0.1:\(ports[2])"]
+            var collectors: [NodeProcess] = []
+            for k in 0..<2 {
+                let collector = try cluster.facewire("collector-\(k)", [
+                    "--role", "collector", "--bind", controls[k], "--publish", "tcp://127.0.0.1:\(ports[2 * k + 1])", "--shard", "\(k)/2",
+                    "--stats-interval", "0",
+                ])
+                _ = try await collector.waitForLine(containing: "collector listening")
+                collectors.append(collector)
+            }
+            let list = controls.joined(separator: ";")
+            let tail = try cluster.facewire("tail", ["--role", "tail", "--collector", list, "--events"])
+            _ = try await tail.waitFor(.stderr, "the tail following both shards") { lines in
+                lines.filter { $0.contains("following a collector's results") }.count >= 2
+            }
+            let worker = try await cluster.startWorker(control: list, ["--threads", "4", "--detector", "synthetic", "--synthetic-ms", "5"])
+            let folder = cluster.directory.appendingPathComponent("frames")
+            try SyntheticFrames.writeFolder(folder, count: 15, width: 320, height: 240)
+            let frames = 15
+            let streams = Self.shard0 + Self.shard1
+            let capture = try cluster.facewire("capture", [
+                "--role", "capture", "--bind", "tcp://127.0.0.1:*", "--collector", list, "--fps", "max", "--frames", String(frames),
+            ] + streams.flatMap { ["--source", folder.path, "--stream", $0] })
+            // A node that lists the shards in the other order sends cam-5 (shard 0's) to shard 1: that collector still
+            // takes the stream whole, counts it and says which shard it is; the node logs the mismatch.
+            let misconfigured = try cluster.facewire("capture-reversed", [
+                "--role", "capture", "--bind", "tcp://127.0.0.1:*", "--collector", controls.reversed().joined(separator: ";"),
+                "--fps", "max", "--frames", String(frames), "--source", folder.path, "--stream", "cam-5",
+            ])
+            try await tail.waitFor(.stdout, "five streamEnded lines") { lines in
+                lines.filter { $0.contains("\"event\":\"streamEnded\"") }.count >= streams.count + 1
+            }
+            #expect(try await capture.waitForExit() == 0, "\(capture.tail(.stderr))")
+            #expect(try await misconfigured.waitForExit() == 0, "\(misconfigured.tail(.stderr))")
+
+            let all = tail.lines(.stdout)
+            for stream in streams + ["cam-5"] {
+                let lines = try FrameLine.parseAll(all.filter { $0.contains("\"stream\":\"\(stream)\"") })
+                let problems = orderProblems(lines, count: frames)
+                #expect(problems.isEmpty, "stream \(stream): \(problems)\n\(cluster.diagnostics())")
+                #expect(lines.filter { $0.status == "processed" }.count == frames, "stream \(stream)")
+            }
+            // Each collector announced exactly the streams routed to it.
+            func announced(_ k: Int) -> Set<String> {
+                Set(collectors[k].lines(.stderr).filter { $0.contains("capture announced") }.compactMap { line in
+                    line.split(separator: " ").first { $0.hasPrefix("stream=") }.map { String($0.dropFirst("stream=".count)) }
+                })
+            }
+            #expect(announced(0) == Set(Self.shard0), "\(announced(0))")
+            #expect(announced(1) == Set(Self.shard1 + ["cam-5"]), "\(announced(1))")
+            #expect(collectors[1].text(.stderr).contains("another shard owns"), "\(collectors[1].tail(.stderr))")
+            #expect(!collectors[0].text(.stderr).contains("another shard owns"))
+            #expect(misconfigured.text(.stderr).contains("the collector says it is shard 1/2; this node's --collector lists it as 0/2"),
+                    "\(misconfigured.tail(.stderr))")
+            #expect(!capture.text(.stderr).contains("the collector says it is shard"))
+            #expect(worker.text(.stderr).contains("threads per shard"), "\(worker.tail(.stderr))")
+        }
+    }
+}
