@@ -49,22 +49,12 @@ if args.smoke:
 # worker thread can stall past the collector's default 1 s wait for a missing frame, which then drops it as
 # `timeout`, correctly but by timing; the smoke run waits 30 s, so only a real loss or reordering fails it.
 SMOKE_COLLECTOR = ["--max-delay", "30000"] if args.smoke else []
-HZ = os.sysconf("SC_CLK_TCK")
 
 
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def cpu_seconds(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / HZ
-    except FileNotFoundError:
-        return 0.0
 
 
 def raw_rate(messages, size):
@@ -109,7 +99,7 @@ def run(logs, streams):
         processes.append(load)
         if json.loads(load.stdout.readline()).get("event") != "sending":
             raise RuntimeError("the load generator did not start")
-        cpu0 = {name: cpu_seconds(p.pid) for name, p in (("collector", collector), ("tail", tail))}
+        cpu0 = {name: measure.cpu_seconds(p.pid) for name, p in (("collector", collector), ("tail", tail))}
         # The tail's file as it grows: newlines counted on the raw bytes (no parsing meanwhile). The generator ends
         # once its own subscriber saw every stream's summary: the collector's work is done then; the tail may still
         # be writing what it has queued.
@@ -124,10 +114,10 @@ def run(logs, streams):
                     lines, grown = lines + count, now
                     samples.append((now, lines))
                 if "collector" not in cpu and load.poll() is not None:
-                    cpu["collector"] = cpu_seconds(collector.pid) - cpu0["collector"]
+                    cpu["collector"] = measure.cpu_seconds(collector.pid) - cpu0["collector"]
                 if "collector" in cpu and now - grown > 1.0:
                     break
-        cpu["tail"] = cpu_seconds(tail.pid) - cpu0["tail"]
+        cpu["tail"] = measure.cpu_seconds(tail.pid) - cpu0["tail"]
         report = json.loads(load.stdout.readline() or "{}")
         if load.wait(timeout=30) != 0:
             raise RuntimeError("the load generator failed")

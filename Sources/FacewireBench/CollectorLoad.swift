@@ -92,7 +92,9 @@ public final class CollectorLoad: @unchecked Sendable {
         defer { subscriber.close() }
         try subscriber.setHighWaterMarks(receive: 100_000)
         try subscriber.setMaxMessageSize(Wire.maxControlMessageBytes)
-        try subscriber.subscribe([])
+        // Heartbeats and this plan's streams only: other generators may load the same collector (bench-shards.py).
+        try subscriber.subscribe([0])
+        for index in 0..<plan.streams { try subscriber.subscribe(Wire.topic(forStream: plan.streamID(index))) }
         try subscriber.connect(publish)
         // The first heartbeat says the subscription has reached the publisher.
         guard try subscriber.waitForInput(timeoutMilliseconds: 10_000) else { throw NodeError("no heartbeat from \(publish)") }

@@ -32,7 +32,14 @@ public struct CollectorLoadPlan: Sendable {
     }
 
     /// - Throws: ``InvalidPlan`` when a count is outside its bounds or the plan holds more than ``maxResults``.
-    public init(streams: Int, threads: Int, framesPerStream: UInt64, faces: Int, epoch: UInt64, startUs: Int64) throws {
+    /// Each stream's id, in order.
+    public let streamIDs: [String]
+
+    /// - Parameter shard: play only streams this shard owns (SPEC.md 19): the first `streams` of `load-00000`,
+    ///   `load-00001`, … that it owns, so that the generators of N shards play distinct streams, `streams` each.
+    public init(
+        streams: Int, threads: Int, framesPerStream: UInt64, faces: Int, epoch: UInt64, startUs: Int64, shard: ShardIdentity? = nil
+    ) throws {
         guard (1...Self.maxStreams).contains(streams) else { throw InvalidPlan(description: "streams must be 1...\(Self.maxStreams)") }
         guard (1...Self.maxThreads).contains(threads) else { throw InvalidPlan(description: "threads must be 1...\(Self.maxThreads)") }
         guard (0...Self.maxFaces).contains(faces) else { throw InvalidPlan(description: "faces must be 0...\(Self.maxFaces)") }
@@ -42,6 +49,15 @@ public struct CollectorLoadPlan: Sendable {
         }
         guard startUs >= 0 else { throw InvalidPlan(description: "the start time must not be negative") }
         self.streams = streams
+        var ids: [String] = []
+        ids.reserveCapacity(streams)
+        var index = 0
+        while ids.count < streams {
+            let id = Self.defaultStreamID(index)
+            if shard?.owns(id) ?? true { ids.append(id) }
+            index += 1
+        }
+        streamIDs = ids
         self.threads = threads
         self.framesPerStream = framesPerStream
         self.faces = faces
@@ -52,8 +68,11 @@ public struct CollectorLoadPlan: Sendable {
     /// Every result of every stream.
     public var totalResults: UInt64 { framesPerStream * UInt64(streams) }
 
-    /// The id of stream `index`: `load-00000`, `load-00001`, …
-    public func streamID(_ index: Int) -> String {
+    /// The id of stream `index`.
+    public func streamID(_ index: Int) -> String { streamIDs[index] }
+
+    /// The id of stream `index` of an unsharded plan: `load-00000`, `load-00001`, …
+    static func defaultStreamID(_ index: Int) -> String {
         let digits = String(index)
         return "load-" + String(repeating: "0", count: max(0, 5 - digits.count)) + digits
     }

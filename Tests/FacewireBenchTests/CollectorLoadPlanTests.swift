@@ -58,7 +58,20 @@ struct CollectorLoadPlanTests {
         let all = (0..<3).flatMap { Array(plan.sequences(forThread: $0)) }.sorted()
         #expect(all == Array(0..<10))
         #expect(try plan.encodedResults(thread: 0).count == 4 * 2)
-        #expect(plan.streamID(7) == "load-00007" && Wire.isValidStreamID(plan.streamID(9999)))
+        #expect(plan.streamID(1) == "load-00001")
+        #expect(CollectorLoadPlan.defaultStreamID(7) == "load-00007" && Wire.isValidStreamID(CollectorLoadPlan.defaultStreamID(9999)))
+    }
+
+    @Test("a shard's plan plays the first streams that shard owns: the shards' plans together are distinct streams")
+    func shardsPlayTheirOwnStreams() throws {
+        var all: [String] = []
+        for k in 0..<4 {
+            let shard = try ShardIdentity(index: k, count: 4)
+            let plan = try CollectorLoadPlan(streams: 50, threads: 2, framesPerStream: 1, faces: 0, epoch: 1, startUs: 0, shard: shard)
+            #expect(plan.streamIDs.count == 50 && plan.streamIDs.allSatisfy(shard.owns))
+            all += plan.streamIDs
+        }
+        #expect(Set(all).count == 200)
     }
 
     @Test("out-of-bounds plans are refused")

@@ -134,6 +134,20 @@ extension IntegrationTests {
         }
 
         @Test(
+            "bench-shards.py --smoke: one collector, then two shards, the same load; every stream at its owner and in order in one tail",
+            .enabled(if: python != nil, "python3 is not installed"),
+            .timeLimit(.minutes(15))
+        )
+        func shards() throws {
+            let run = try runCommand(Self.python!, [Self.script("bench-shards.py"), "--smoke", "--binary", try Locations.facewireBinary()])
+            #expect(run.status == 0, "bench-shards.py --smoke failed:\n\(run.output)")
+            for row in ["| 1 |", "| 2 shards |"] {
+                #expect(run.output.contains(row), "row \(row) missing:\n\(run.output)")
+            }
+            #expect(run.output.contains("every stream complete at its owner, and printed in order and tracked by the one tail"), "\(run.output)")
+        }
+
+        @Test(
             "bench-preview.py --smoke: a capture node with no preview, with no viewer and with one viewer, every preview accounted for",
             .enabled(if: pythonWithZMQ != nil, "no python3 with pyzmq"),
             .timeLimit(.minutes(15))

@@ -38,6 +38,16 @@ def process_table():
     return table
 
 
+def cpu_seconds(pid):
+    """utime + stime of one process (all its threads) so far; 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / TICKS
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0
+
+
 def command_line(pid):
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as handle:

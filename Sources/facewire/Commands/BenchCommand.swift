@@ -60,9 +60,15 @@ struct CollectorLoadCommand: ParsableCommand {
     @Option(help: "Results sent but not yet published, at most (closed loop, as credits make a real cluster).")
     var inFlight: UInt64 = 2048
 
+    @Option(help: "Play only streams shard K of N owns (K/N, SPEC.md 19): the first --streams of load-00000, load-00001, … it owns.")
+    var shard: String?
+
     func validate() throws {
         guard (1...100_000).contains(window) else { throw ValidationError("--window must be 1...100000") }
         guard (1...10_000_000).contains(inFlight) else { throw ValidationError("--in-flight must be 1...10000000") }
+        if let shard {
+            do { _ = try ShardIdentity(parsing: shard) } catch { throw ValidationError("--shard: \(error)") }
+        }
     }
 
     func run() throws {
@@ -70,7 +76,8 @@ struct CollectorLoadCommand: ParsableCommand {
         let plan: CollectorLoadPlan
         do {
             plan = try CollectorLoadPlan(
-                streams: streams, threads: threads, framesPerStream: frames, faces: faces, epoch: epoch, startUs: Clock.wallMicroseconds())
+                streams: streams, threads: threads, framesPerStream: frames, faces: faces, epoch: epoch, startUs: Clock.wallMicroseconds(),
+                shard: try shard.map(ShardIdentity.init(parsing:)))
         } catch {
             throw ValidationError("\(error)")
         }
