@@ -14,6 +14,7 @@ import NIOCore
 /// | `/api/state` | every stream's status and the newest events, JSON |
 /// | `/streams/{id}/snapshot.jpg` | the newest processed frame, upright, faces drawn in (`?faces=0`: clean) |
 /// | `/streams/{id}/tracks/{trackingID}.jpg` | that track's best face, upright and level, with a margin |
+/// | `/streams/{id}/tracks/{trackingID}.json` | `{"picture":true}` once that picture exists (the page asks before it loads one, so that a picture not made yet is no failed request) |
 ///
 /// With a token every route but `/healthz` needs it: `Authorization: Bearer TOKEN`, the cookie the page gets when
 /// opened as `/?token=TOKEN`, or `?token=TOKEN` itself.
@@ -41,10 +42,13 @@ public enum ViewRoutes {
         routes.get("/streams/:stream/tracks/:file") { _, context -> Response in
             let stream = try streamID(context)
             let file = context.parameters.get("file") ?? ""
-            guard file.hasSuffix(".jpg"), file.utf8.count <= 24, let id = UInt64(file.dropLast(4)), id != 0 else {
-                throw HTTPError(.badRequest, message: "a track is /streams/ID/tracks/TRACKING_ID.jpg")
+            let probe = file.hasSuffix(".json")
+            guard file.hasSuffix(".jpg") || probe, file.utf8.count <= 24, let id = UInt64(file.split(separator: ".")[0]), id != 0 else {
+                throw HTTPError(.badRequest, message: "a track is /streams/ID/tracks/TRACKING_ID.jpg (or .json)")
             }
-            guard let crop = node.read({ $0.crop(stream, trackingID: id) }) else {
+            let crop = node.read({ $0.crop(stream, trackingID: id) })
+            if probe { return json(crop == nil ? #"{"picture":false}"# : #"{"picture":true}"#) }
+            guard let crop else {
                 throw HTTPError(.notFound, message: "no picture of track \(id) of \(stream)")
             }
             return image(crop, cache: "no-cache")

@@ -193,6 +193,9 @@ extension IntegrationTests {
             #expect(cleanImage.width == 960 && cleanImage.height == 480)
             #expect(clean.body != snapshot.body || clean.headers["x-facewire-seq"] != snapshot.headers["x-facewire-seq"])
             #expect(try httpGetBytes(port: port, path: "/streams/door/tracks/999999.jpg", headers: auth).status == 404)
+            // The page asks before it loads a picture not made yet: always an answer, never a failed request.
+            let probe = try httpGetBytes(port: port, path: "/streams/door/tracks/999999.json", headers: auth)
+            #expect(probe.status == 200 && String(decoding: probe.body, as: UTF8.self) == #"{"picture":false}"#)
             #expect(try httpGetBytes(port: port, path: "/streams/door/tracks/18446744073709551615.jpg", headers: auth).status == 404)
             for bad in ["18446744073709551616", "0", "-1", "", "1e3", String(repeating: "9", count: 400)] {
                 #expect(try httpGetBytes(port: port, path: "/streams/door/tracks/\(bad).jpg", headers: auth).status == 400, "\(bad.prefix(30))")

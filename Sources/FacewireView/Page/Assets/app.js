@@ -159,7 +159,13 @@ function receiveEvent(ev) {
   img.alt = `track ${ev.trackingID}`;
   img.onerror = () => { img.style.visibility = "hidden"; };
   const src = `/streams/${encodeURIComponent(ev.stream)}/tracks/${ev.trackingID}.jpg?epoch=${ev.epoch}&t=${ev.atMs}`;
-  if (ev.hasPicture) img.src = src; else setTimeout(() => { img.src = src; }, 1500);
+  // A picture not made yet is asked about first (a failed image request would be an error in the console).
+  if (ev.hasPicture) img.src = src;
+  else setTimeout(() => {
+    fetch(src.replace(".jpg?", ".json?"), { cache: "no-store" }).then((r) => r.ok ? r.json() : null)
+      .then((answer) => { if (answer && answer.picture) img.src = src; else img.style.visibility = "hidden"; })
+      .catch(() => { img.style.visibility = "hidden"; });
+  }, 1500);
   const text = ev.kind === "left"
     ? `${ev.stream} #${ev.trackingID} left after ${(ev.durationMs / 1000).toFixed(1)} s, ${ev.frames} frames`
       + (typeof ev.bpm === "number" ? `, ♥ ${ev.bpm}` : "")
