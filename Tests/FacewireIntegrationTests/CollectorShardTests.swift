@@ -76,5 +76,65 @@ extension IntegrationTests {
             #expect(!capture.text(.stderr).contains("the collector says it is shard"))
             #expect(worker.text(.stderr).contains("threads per shard"), "\(worker.tail(.stderr))")
         }
+
+        @Test(
+            "adding a shard: a capture node restarted with the new list moves its stream to its new owner, both epochs whole",
+            .timeLimit(.minutes(10)))
+        func addingAShardMovesAStreamWithANewEpoch() async throws {
+            let cluster = try TestCluster("reshard")
+            defer { cluster.cleanup() }
+            let ports = try freeLoopbackPorts(4)
+            let controls = ["tcp://127.0.0.1:\(ports[0])", "tcp://127.0.0.1:\(ports[2])"]
+            // One collector, unsharded, as a cluster starts; the second shard comes later.
+            let first = try await cluster.startCollector(control: controls[0], publish: "tcp://127.0.0.1:\(ports[1])", ["--stats-interval", "0"])
+            let list = controls.joined(separator: ";")
+            let tail = try cluster.facewire("tail", ["--role", "tail", "--collector", list, "--events", "--stream", "cam-2"])
+            _ = try await tail.waitForLine(containing: "following a collector's results")
+            var worker = try await cluster.startWorker(control: controls[0], ["--threads", "2", "--detector", "synthetic", "--synthetic-ms", "5"])
+            let folder = cluster.directory.appendingPathComponent("frames")
+            try SyntheticFrames.writeFolder(folder, count: 10, width: 320, height: 240)
+            func capture(_ name: String, _ collectors: String, _ extra: [String]) throws -> NodeProcess {
+                try cluster.facewire(name, [
+                    "--role", "capture", "--bind", "tcp://127.0.0.1:*", "--collector", collectors, "--source", folder.path,
+                    "--stream", "cam-2",
+                ] + extra)
+            }
+            func frames() -> [FrameLine] { (try? FrameLine.parseAll(tail.lines(.stdout))) ?? [] }
+            let before = try capture("capture-1", controls[0], ["--loop", "--fps", "20"])
+            _ = try await tail.waitFor(.stdout, "20 frames of the first epoch") { _ in frames().count >= 20 }
+
+            // The second shard starts; the worker and then the capture node restart with the new list (SIGTERM: the
+            // worker finishes the frames in hand, the capture node ends its epoch with a StreamEnd).
+            let second = try cluster.facewire("collector-1", [
+                "--role", "collector", "--bind", controls[1], "--publish", "tcp://127.0.0.1:\(ports[3])", "--shard", "1/2",
+                "--stats-interval", "0",
+            ])
+            _ = try await second.waitForLine(containing: "collector listening")
+            _ = try await tail.waitFor(.stderr, "the tail following the new shard") { lines in
+                lines.filter { $0.contains("following a collector's results") }.count >= 2
+            }
+            worker.stop()
+            worker = try await cluster.startWorker("worker-2", control: list, ["--threads", "2", "--detector", "synthetic", "--synthetic-ms", "5"])
+            before.stop()
+            let after = try capture("capture-2", list, ["--fps", "max", "--frames", "10"])
+            #expect(try await after.waitForExit() == 0, "\(after.tail(.stderr))")
+            try await tail.waitFor(.stdout, "both epochs ended") { lines in
+                lines.filter { $0.contains("\"event\":\"streamEnded\"") }.count >= 2
+            }
+
+            let lines = try FrameLine.parseAll(tail.lines(.stdout))
+            let epochs = Array(Set(lines.map(\.epoch))).sorted()
+            #expect(epochs.count == 2, "two epochs: \(epochs)\n\(cluster.diagnostics())")
+            let old = lines.filter { $0.epoch == epochs.first }
+            let new = lines.filter { $0.epoch == epochs.last }
+            // Every frame of each epoch accounted, once and in order: the old one up to where its StreamEnd said.
+            #expect(old.count >= 20 && orderProblems(old, count: old.count).isEmpty, "\(orderProblems(old, count: old.count))")
+            #expect(old.allSatisfy { $0.status == "processed" || $0.reason != nil })
+            #expect(orderProblems(new, count: 10).isEmpty, "\(orderProblems(new, count: 10))")
+            #expect(new.allSatisfy { $0.status == "processed" }, "\(new.map { "\($0.seq) \($0.status) \($0.reason ?? "")" })")
+            // The old epoch was the first collector's, the new one is the second's (cam-2 is shard 1's of 2).
+            #expect(first.text(.stderr).contains("stream=cam-2") && second.text(.stderr).contains("stream=cam-2"))
+            #expect(!first.text(.stderr).contains("another shard owns") && !second.text(.stderr).contains("another shard owns"))
+        }
     }
 }
