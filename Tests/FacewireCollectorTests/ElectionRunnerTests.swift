@@ -114,6 +114,48 @@ struct ElectionRunnerTests {
 
 @Suite("EtcdGateway: what etcd answers is checked")
 struct EtcdGatewayParsingTests {
+    @Test("a shard started with another number of shards than etcd holds never campaigns; one that agrees does")
+    func shardCountInEtcd() async throws {
+        guard EtcdServer.binary != nil else {
+            print("skipped: etcd is not installed (scripts/setup.sh installs Debian's etcd-server)")
+            return
+        }
+        let etcd = try EtcdServer()
+        defer { etcd.stop() }
+        try await etcd.ready()
+        let log = RoleLog()
+        var tasks: [Task<Void, any Error>] = []
+        var groups: [ServiceGroup] = []
+        // Shard 0 of 2 writes the count; shard 1 of 3 (a list changed on one host) finds 2; shard 1 of 2 agrees.
+        for (index, count) in [(0, 2), (1, 3), (2, 2)] {
+            var quiet = Logger(label: "test.election.\(index)")
+            quiet.logLevel = .critical
+            var settings = LeaderElection.Settings(value: "tcp://collector-\(index):5556")
+            settings.ttlSeconds = 5
+            var shard = ElectionRunner(
+                gateway: EtcdGateway(base: etcd.base, key: "facewire/test/shard-\(index)/leader"), settings: settings, counters: Counters(),
+                logger: quiet
+            ) { log.record(index, $0) }
+            shard.shards = ElectionRunner.ShardCount(group: "test", count: count)
+            var logger = Logger(label: "test.group")
+            logger.logLevel = .critical
+            let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [.init(service: shard)], logger: logger))
+            groups.append(group)
+            tasks.append(Task { try await group.run() })
+            // In order: the first writes the key before the others read it.
+            _ = await log.wait(seconds: 20) { log.active.contains(index) || index == 1 }
+        }
+        #expect(await log.wait(seconds: 20) { log.active == [0, 2] }, "\(log.all)")
+        // The mismatched one stays a standby (its own key is free: it would have won it).
+        try? await Task.sleep(nanoseconds: 1_500_000_000)
+        #expect(!log.active.contains(1), "\(log.all)")
+        for group in groups { await group.triggerGracefulShutdown() }
+        for task in tasks { _ = try? await task.value }
+        let problem = ElectionRunner.ShardCount(group: "g", count: 4).problem(withStored: String(repeating: "9", count: 500))
+        #expect(problem?.contains("facewire/g/shards") == true && (problem?.count ?? 0) < 400, "quoted at most 20 octets")
+        #expect(ElectionRunner.ShardCount(group: "g", count: 4).problem(withStored: "4") == nil)
+    }
+
     @Test("numbers arrive as strings; anything but a 64-bit decimal is refused")
     func numbers() throws {
         #expect(try EtcdGateway.number("7587862346230000000", "ID") == 7_587_862_346_230_000_000)

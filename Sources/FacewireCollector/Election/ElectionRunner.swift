@@ -20,6 +20,30 @@ public struct ElectionRunner: Service {
     let tickNs: UInt64
     /// Whether the collector follows an active whose state it lacks (``LeaderElection/lacksState``).
     let lacksState: @Sendable () -> Bool
+    /// A shard's check before it campaigns (SPEC.md 19): the group's number of shards, kept in etcd. Nil: none.
+    public var shards: ShardCount?
+
+    /// The number of shards a sharded group keeps in etcd (`facewire/<group>/shards`): the first collector writes it,
+    /// every other one compares. A collector started with another number (a list changed on one host only) never
+    /// campaigns, so it cannot publish streams its peers think are another shard's; it logs why and stays a standby.
+    /// Changing the number: `etcdctl put facewire/<group>/shards N`, then restart every node with the new list.
+    public struct ShardCount: Sendable {
+        public let key: String
+        public let count: Int
+
+        public init(group: String, count: Int) {
+            key = "facewire/\(group)/shards"
+            self.count = count
+        }
+
+        /// What is wrong with what etcd holds, nil when it agrees. The value is hostile: only a decimal count is read,
+        /// and at most 20 octets of anything else are quoted.
+        public func problem(withStored value: String) -> String? {
+            guard Int(value) != count else { return nil }
+            return "etcd's \(key) says \(value.prefix(20).debugDescription) shards; this collector was started as one of \(count): "
+                + "it stands by and never campaigns (restart it with the group's --shard K/N, or change the key and restart every node)"
+        }
+    }
 
     public init(
         gateway: EtcdGateway, settings: LeaderElection.Settings, counters: Counters, logger: Logger, tickMilliseconds: UInt64 = 20,
@@ -121,6 +145,34 @@ public struct ElectionRunner: Service {
         }
 
         onRole(election.role)
+        if let shards {
+            // Before campaigning: the group's number of shards, written by the first collector, the same for all.
+            var attempts = 0
+            check: while !Task.isShuttingDownGracefully {
+                do {
+                    let problem: String?
+                    switch try await gateway.putIfAbsent(key: shards.key, value: String(shards.count)) {
+                    case .acquired:
+                        logger.notice("wrote the group's number of shards to etcd", metadata: ["key": "\(shards.key)", "shards": "\(shards.count)"])
+                        problem = nil
+                    case .held(let value, _, _):
+                        problem = shards.problem(withStored: value)
+                    }
+                    if let problem {
+                        counters.add("election_shards_mismatch")
+                        logger.error("\(problem)")
+                        try? await gracefulShutdown()
+                        return
+                    }
+                    break check
+                } catch {
+                    attempts += 1
+                    counters.add("election_shards_check_failed")
+                    if attempts % 20 == 1 { logger.warning("cannot read the group's number of shards from etcd yet; trying again", metadata: ["error": "\(error)"]) }
+                    try? await Task.sleep(nanoseconds: 250_000_000)
+                }
+            }
+        }
         carryOut(election.start(at: Clock.now()))
         await withGracefulShutdownHandler {
             for await input in inputs {

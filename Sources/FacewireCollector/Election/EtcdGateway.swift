@@ -69,6 +69,11 @@ public struct EtcdGateway: Sendable {
 
     /// Writes the key with `value`, attached to `lease`, only if it is absent; else says who holds it.
     public func acquire(lease: Int64, value: String) async throws -> AcquireAnswer {
+        try await putIfAbsent(key: key, value: value, lease: lease)
+    }
+
+    /// Writes `key` with `value` (attached to `lease`; 0: none, the key stays) only if it is absent; else what it holds.
+    public func putIfAbsent(key: String, value: String, lease: Int64 = 0) async throws -> AcquireAnswer {
         let key = Data(key.utf8).base64EncodedString()
         let body: [String: Any] = [
             "compare": [["key": key, "target": "CREATE", "result": "EQUAL", "create_revision": "0"]],

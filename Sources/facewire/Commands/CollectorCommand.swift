@@ -232,9 +232,11 @@ struct FailoverOptions: ParsableArguments {
         electionSettings.maxValueBytes = LeaderValue.maxBytes
         // A standby without the active's state lets one that has it take over first: two lease times.
         electionSettings.withoutStateDelayNs = UInt64(electionTTL) * 2_000_000_000
-        return ElectionRunner(
+        var runner = ElectionRunner(
             gateway: EtcdGateway(base: base, key: Self.leaderKey(group: electionGroup, shard: shard)), settings: electionSettings, counters: counters,
             logger: logger, lacksState: { role.lacksState }
         ) { role.set($0) }
+        runner.shards = shard.map { ElectionRunner.ShardCount(group: electionGroup, count: $0.count) }
+        return runner
     }
 }
