@@ -136,5 +136,34 @@ extension IntegrationTests {
             #expect(first.text(.stderr).contains("stream=cam-2") && second.text(.stderr).contains("stream=cam-2"))
             #expect(!first.text(.stderr).contains("another shard owns") && !second.text(.stderr).contains("another shard owns"))
         }
+
+        @Test(
+            "with --election each shard is a group of its own, and one started with another number of shards stands by and says why",
+            .enabled(if: EtcdServer.binary != nil, "etcd is not installed (scripts/setup.sh installs etcd-server)"),
+            .timeLimit(.minutes(5)))
+        func shardsElectTheirOwnActives() async throws {
+            let etcd = try EtcdServer()
+            defer { etcd.stop() }
+            try await etcd.ready()
+            let cluster = try TestCluster("shard-election")
+            defer { cluster.cleanup() }
+            func collector(_ name: String, shard: String) throws -> NodeProcess {
+                let ports = try freeLoopbackPorts(3)
+                return try cluster.facewire(name, [
+                    "--role", "collector", "--bind", "tcp://127.0.0.1:\(ports[0])", "--publish", "tcp://127.0.0.1:\(ports[1])",
+                    "--replication-bind", "tcp://127.0.0.1:\(ports[2])", "--advertise-host", "127.0.0.1",
+                    "--election", "etcd://" + etcd.base.dropFirst("http://".count), "--election-ttl", "1", "--shard", shard,
+                ])
+            }
+            let zero = try collector("shard-0", shard: "0/2")
+            _ = try await zero.waitForLine(containing: "this collector is active")
+            let one = try collector("shard-1", shard: "1/2")
+            _ = try await one.waitForLine(containing: "this collector is active")
+            let wrong = try collector("shard-2-of-3", shard: "2/3")
+            _ = try await wrong.waitForLine(containing: "says \"2\" shards; this collector was started as one of 3")
+            try await Task.sleep(for: .seconds(2))
+            #expect(!wrong.text(.stderr).contains("this collector is active"), "\(wrong.tail(.stderr))")
+            #expect(zero.text(.stderr).contains("wrote the group's number of shards to etcd"))
+        }
     }
 }
