@@ -103,5 +103,30 @@ extension IntegrationTests {
             #expect(killedAt.count == 2)
             print("[failover] 2 kills: \(processed) of 180 frames processed, \(failover) dropped as failover, IDs \(Set(appeared).sorted())")
         }
+
+        @Test(
+            "with CURVE the standby attaches over the replication link (the group's shared key pair) and takes over with the state",
+            .enabled(if: EtcdServer.binary != nil, "etcd is not installed (scripts/setup.sh installs etcd-server)"),
+            .timeLimit(.minutes(5)))
+        func curveReplication() async throws {
+            let etcd = try EtcdServer()
+            defer { etcd.stop() }
+            try await etcd.ready()
+            let cluster = try TestCluster("failover-curve")
+            defer { cluster.cleanup() }
+            let keys = try IntegrationTests.CurveClusters.makeKeys(in: cluster.directory)
+            let curve = [
+                "--curve-secret-key", keys.appendingPathComponent("collector.key").path,
+                "--curve-allow", keys.appendingPathComponent("collector-allow").path,
+            ]
+            let members = try ["a", "b"].map { try Self.member(etcd: etcd, name: $0) }
+            let a = try cluster.facewire("collector-a", members[0].arguments + curve)
+            _ = try await a.waitForLine(containing: "this collector is active")
+            let b = try cluster.facewire("collector-b", members[1].arguments + curve)
+            _ = try await a.waitForLine(containing: "standby attached", timeout: .seconds(60))
+            a.killNow()
+            _ = try await b.waitForLine(containing: "active: publishing", timeout: .seconds(60))
+            #expect(!b.text(.stderr).contains("without a current copy"), "\(b.tail(.stderr))")
+        }
     }
 }
