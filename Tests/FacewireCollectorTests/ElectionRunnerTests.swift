@@ -110,10 +110,7 @@ struct ElectionRunnerTests {
         // At least one activation per handover (a starved runner may stand down and take over again), each with a greater epoch.
         #expect(announced.count >= 3 && zip(announced, announced.dropFirst()).allSatisfy { $0 < $1 }, "epochs grow: \(announced)")
     }
-}
 
-@Suite("EtcdGateway: what etcd answers is checked")
-struct EtcdGatewayParsingTests {
     @Test("a shard started with another number of shards than etcd holds never campaigns; one that agrees does")
     func shardCountInEtcd() async throws {
         guard EtcdServer.binary != nil else {
@@ -128,14 +125,7 @@ struct EtcdGatewayParsingTests {
         var groups: [ServiceGroup] = []
         // Shard 0 of 2 writes the count; shard 1 of 3 (a list changed on one host) finds 2; shard 1 of 2 agrees.
         for (index, count) in [(0, 2), (1, 3), (2, 2)] {
-            var quiet = Logger(label: "test.election.\(index)")
-            quiet.logLevel = .critical
-            var settings = LeaderElection.Settings(value: "tcp://collector-\(index):5556")
-            settings.ttlSeconds = 5
-            var shard = ElectionRunner(
-                gateway: EtcdGateway(base: etcd.base, key: "facewire/test/shard-\(index)/leader"), settings: settings, counters: Counters(),
-                logger: quiet
-            ) { log.record(index, $0) }
+            var shard = runner(index, etcd, log, key: "facewire/test/shard-\(index)/leader")
             shard.shards = ElectionRunner.ShardCount(group: "test", count: count)
             var logger = Logger(label: "test.group")
             logger.logLevel = .critical
@@ -155,7 +145,10 @@ struct EtcdGatewayParsingTests {
         #expect(problem?.contains("facewire/g/shards") == true && (problem?.count ?? 0) < 400, "quoted at most 20 octets")
         #expect(ElectionRunner.ShardCount(group: "g", count: 4).problem(withStored: "4") == nil)
     }
+}
 
+@Suite("EtcdGateway: what etcd answers is checked")
+struct EtcdGatewayParsingTests {
     @Test("numbers arrive as strings; anything but a 64-bit decimal is refused")
     func numbers() throws {
         #expect(try EtcdGateway.number("7587862346230000000", "ID") == 7_587_862_346_230_000_000)
