@@ -382,11 +382,12 @@ public struct CollectorCore {
         case .request(let request): (kind, stream) = ("request", request.stream)
         default: return
         }
-        guard Wire.isValidStreamID(stream), !shard.owns(stream) else { return }
+        guard Wire.isValidStreamID(stream) else { return }
+        let owner = ShardMap.owner(of: stream, shards: shard.count)
+        guard owner != shard.index else { return }
         out.count("shard_foreign_\(kind)")
         notice("shard_foreign", "input for a stream another shard owns (taken; check that every node lists the same shards)", [
-            "kind": kind, "stream": stream, "shard": "\(shard)",
-            "owner": "\(ShardMap.owner(of: stream, shards: shard.count))/\(shard.count)",
+            "kind": kind, "stream": stream, "shard": "\(shard)", "owner": "\(owner)/\(shard.count)",
         ], now, &out)
     }
 
