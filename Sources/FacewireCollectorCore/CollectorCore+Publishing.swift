@@ -115,7 +115,7 @@ extension CollectorCore {
                     result.runLength = length
                     message(.frame(result))
                 }
-            case .end(let streamCounters):
+            case .end(let streamCounters, let nextSeq):
                 state.leftEvents(state.tracker.finish()).forEach { message(.event($0)) }
                 var summary = StreamSummary()
                 summary.frames = streamCounters.emitted
@@ -126,6 +126,7 @@ extension CollectorCore {
                 summary.errors = state.errors
                 summary.late = streamCounters.late
                 summary.duplicates = streamCounters.duplicates
+                summary.nextSeq = nextSeq
                 message(.end(summary))
                 out.log(.info, "stream finished", [
                     "stream": key.stream, "epoch": "\(key.epoch)", "frames": "\(summary.frames)", "processed": "\(summary.processed)",

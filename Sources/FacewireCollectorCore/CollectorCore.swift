@@ -542,7 +542,7 @@ public struct CollectorCore {
         // it ended the stream.
         var after = table.buffer(key)?.counters
         for (emittedKey, emissions) in outcome.emissions where emittedKey == key {
-            for case .end(let final) in emissions { after = final }
+            for case .end(let final, _) in emissions { after = final }
         }
         if let after {
             if after.late > before.late { out.count("results_late", after.late - before.late) }

@@ -45,8 +45,9 @@ public struct ReorderBuffer<Payload> {
         /// The sequences `seqs` (a non-empty run, however long: one emission costs O(1)) will never have a
         /// result on the stream.
         case dropped(seqs: Range<UInt64>, reason: DropReason)
-        /// The (stream, epoch) is complete; no more emissions follow. Carries the final counters.
-        case end(StreamCounters)
+        /// The (stream, epoch) is complete; no more emissions follow. Carries the final counters and the sequence after
+        /// the last one emitted (`StreamSummary.next_seq`).
+        case end(StreamCounters, nextSeq: UInt64)
     }
 
     /// How long a missing head is waited for after a later sequence became known, in nanoseconds.
@@ -532,7 +533,7 @@ public struct ReorderBuffer<Payload> {
         results.removeAll()
         pendingBytes = 0
         skips.removeAll()
-        out.append(.end(counters))
+        out.append(.end(counters, nextSeq: head))
     }
 
     private mutating func advanced(_ now: UInt64) -> [Emission] {

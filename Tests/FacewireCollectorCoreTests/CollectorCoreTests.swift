@@ -20,6 +20,7 @@ struct CollectorCoreTests {
         #expect(frames.allSatisfy { $0.runLength == 0 }, "short runs are published frame by frame")
         #expect(frames[0].timings.totalMs == 50, "total_ms from the injected wall clock")
         #expect(h.summary("cam")?.frames == 5 && h.summary("cam")?.processed == 2 && h.summary("cam")?.dropped == 3)
+        #expect(h.summary("cam")?.nextSeq == 5, "the summary names the sequence after the last line")
         #expect(h.total("frames_processed") == 2 && h.total("frames_dropped") == 3)
         #expect(h.outputs.flatMap(\.latencies) == [50_000_000, 40_000_000])
     }
@@ -134,6 +135,7 @@ struct CollectorCoreTests {
         let frames = h.frames("cam")
         #expect(frames.count == 2 && frames[1].runLength == (1 << 63) - 1 && frames[1].reason == "timeout")
         #expect(h.summary("cam")?.frames == 1 << 63 && h.summary("cam")?.dropped == (1 << 63) - 1)
+        #expect(h.summary("cam")?.nextSeq == 1 << 63)
     }
 
     @Test func resultsFarAheadAndSkipsToTheLastSequenceNeverTrap() {

@@ -161,7 +161,8 @@ struct ReorderBufferPropertyTests {
                         #expect(reason == .timeout || reason == .overflow)
                     }
                 }
-            case .end(let counters):
+            case .end(let counters, let nextSeq):
+                #expect(nextSeq == scenario.frameCount, "the end names the sequence after the last one emitted")
                 #expect(counters.emitted == scenario.frameCount - base)
                 #expect(counters.processed == processed)
                 #expect(counters.emitted == counters.processed + counters.dropped)

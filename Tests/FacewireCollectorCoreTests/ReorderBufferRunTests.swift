@@ -31,7 +31,7 @@ struct ReorderBufferRunTests {
         #expect(buffer.receive(0, at: ms(1)) == ["F0"])
         #expect(buffer.end(nextSeq: 1 << 63, at: ms(2)).isEmpty)
         let out = buffer.tick(at: ms(102))
-        #expect(out == [.dropped(seqs: 1..<(1 << 63), reason: .timeout), .end(buffer.counters)])
+        #expect(out == [.dropped(seqs: 1..<(1 << 63), reason: .timeout), .end(buffer.counters, nextSeq: 1 << 63)])
         #expect(buffer.counters.emitted == 1 << 63)
     }
 

@@ -170,7 +170,7 @@ struct ReorderBufferTests {
         let out = buffer.tick(at: ms(110))
         #expect(render(out) == ["D2:timeout", "D3:timeout", "E"])
         let expected = StreamCounters(emitted: 4, processed: 2, dropped: 2, late: 0, duplicates: 0)
-        #expect(out.last == .end(expected))
+        #expect(out.last == .end(expected, nextSeq: 4))
         #expect(buffer.isFinished)
         #expect(buffer.nextDeadline == nil)
         // Never again.
@@ -394,7 +394,7 @@ struct ReorderBufferTests {
         #expect(render(out) == [
             "D1:epoch_replaced", "F2", "D3:epoch_replaced", "D4:no_worker", "D5:epoch_replaced", "F6", "E",
         ])
-        #expect(out.last == .end(StreamCounters(emitted: 7, processed: 3, dropped: 4, late: 0, duplicates: 0)))
+        #expect(out.last == .end(StreamCounters(emitted: 7, processed: 3, dropped: 4, late: 0, duplicates: 0), nextSeq: 7))
         #expect(buffer.isFinished)
         #expect(buffer.flush(reason: "again").isEmpty)
         #expect(buffer.receive(7, at: 4) == [])
@@ -470,6 +470,6 @@ struct ReorderBufferTests {
         #expect(DropReason("no_worker") == DropReason(rawValue: "no_worker"))
         #expect(Emission.dropped(seqs: 1..<2, reason: .timeout).seq == 1)
         #expect(Emission.dropped(seqs: 5..<UInt64.max, reason: .timeout).sequenceCount == UInt64.max - 5)
-        #expect(Emission.end(StreamCounters()).seq == nil)
+        #expect(Emission.end(StreamCounters(), nextSeq: 9).seq == nil)
     }
 }

@@ -160,7 +160,7 @@ struct StreamTablePropertyTests {
                 if case .frame(let seq, let payload) = emission {
                     #expect(payload == Self.payload(key, seq), "seed \(seed): wrong payload at \(key) \(seq)")
                 }
-                if case .end(let counters) = emission {
+                if case .end(let counters, _) = emission {
                     #expect(counters.emitted == counters.processed + counters.dropped)
                     #expect(counters.emitted == UInt64(seqs.count))
                     accounted += Int(counters.processed + counters.late + counters.duplicates)
@@ -247,7 +247,7 @@ struct StreamTablePropertyTests {
         #expect(out.count == 3, "\(out.count) emissions")
         #expect(out.first == .frame(seq: 0, payload: "p0"))
         #expect(out.dropFirst().first == .dropped(seqs: 1..<UInt64.max, reason: .superseded))
-        guard case .end(let counters)? = out.last else {
+        guard case .end(let counters, _)? = out.last else {
             Issue.record("no end")
             return
         }

@@ -604,6 +604,9 @@ struct JSONLinesTests {
         )
         let json = try parse(line)
         #expect(Set(json.keys) == ["stream", "epoch", "event", "frames", "processed", "dropped", "late", "duplicates"])
+        // The sequence after the last line, when the collector names it.
+        summary.nextSeq = 1100
+        #expect(JSONLines.line(for: summary, stream: "cam-1", epoch: 9).hasSuffix(",\"duplicates\":1,\"nextSeq\":1100}"))
     }
 
     @Test func goldenStreamFrameRendersAsALine() throws {

@@ -278,6 +278,7 @@ enum MessageFields {
             "errors": number(summary.errors),
             "late": number(summary.late),
             "duplicates": number(summary.duplicates),
+            "next_seq": number(summary.nextSeq),
         ])
     }
 

@@ -359,6 +359,7 @@ def enc_stream_summary(m):
         + f_uint(4, m["errors"])
         + f_uint(5, m["late"])
         + f_uint(6, m["duplicates"])
+        + f_uint(7, m["next_seq"])
     )
 
 
@@ -826,7 +827,14 @@ for name, message in (
     (
         "stream_end",
         stream_message(
-            "end", {"frames": 100, "processed": 93, "dropped": 7, "errors": 0, "late": 2, "duplicates": 1}
+            "end", {"frames": 100, "processed": 93, "dropped": 7, "errors": 0, "late": 2, "duplicates": 1, "next_seq": 0}
+        ),
+    ),
+    # The summary names the sequence after its last line (a collector before next_seq leaves it 0, as above).
+    (
+        "stream_end_next_seq",
+        stream_message(
+            "end", {"frames": 100, "processed": 93, "dropped": 7, "errors": 0, "late": 2, "duplicates": 1, "next_seq": 1100}
         ),
     ),
     ("stream_reset", stream_message("reset", {"seq": 120, "ended_tracks": 2})),
@@ -974,7 +982,7 @@ add(
     error="unsupportedVersion",
     note="dispatch protocol 1's Ready (a credit): a capture node of protocol 2 refuses it, counted by name (SPEC 3.4)",
 )
-SUMMARY_ONE = {"frames": 1, "processed": 1, "dropped": 0, "errors": 0, "late": 0, "duplicates": 0}
+SUMMARY_ONE = {"frames": 1, "processed": 1, "dropped": 0, "errors": 0, "late": 0, "duplicates": 0, "next_seq": 0}
 add(
     "stream_bad_version",
     "stream",

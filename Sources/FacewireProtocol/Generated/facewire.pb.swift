@@ -1340,6 +1340,10 @@ public nonisolated struct Facewire_V1_StreamSummary: Sendable {
 
   public var duplicates: UInt64 = 0
 
+  /// The sequence after the last one the (stream, epoch) emitted: every sequence from where the collector started
+  /// up to next_seq - 1 had a line before this summary. 0 from collectors before this field (SPEC.md 6.4).
+  public var nextSeq: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -3331,7 +3335,7 @@ nonisolated extension Facewire_V1_FaceEvent.Kind: SwiftProtobuf._ProtoNameProvid
 
 nonisolated extension Facewire_V1_StreamSummary: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StreamSummary"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}frames\0\u{1}processed\0\u{1}dropped\0\u{1}errors\0\u{1}late\0\u{1}duplicates\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}frames\0\u{1}processed\0\u{1}dropped\0\u{1}errors\0\u{1}late\0\u{1}duplicates\0\u{3}next_seq\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3345,6 +3349,7 @@ nonisolated extension Facewire_V1_StreamSummary: SwiftProtobuf.Message, SwiftPro
       case 4: try { try decoder.decodeSingularUInt64Field(value: &self.errors) }()
       case 5: try { try decoder.decodeSingularUInt64Field(value: &self.late) }()
       case 6: try { try decoder.decodeSingularUInt64Field(value: &self.duplicates) }()
+      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.nextSeq) }()
       default: break
       }
     }
@@ -3369,6 +3374,9 @@ nonisolated extension Facewire_V1_StreamSummary: SwiftProtobuf.Message, SwiftPro
     if self.duplicates != 0 {
       try visitor.visitSingularUInt64Field(value: self.duplicates, fieldNumber: 6)
     }
+    if self.nextSeq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.nextSeq, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3379,6 +3387,7 @@ nonisolated extension Facewire_V1_StreamSummary: SwiftProtobuf.Message, SwiftPro
     if lhs.errors != rhs.errors {return false}
     if lhs.late != rhs.late {return false}
     if lhs.duplicates != rhs.duplicates {return false}
+    if lhs.nextSeq != rhs.nextSeq {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -116,7 +116,7 @@ public enum JSONLines {
         out.append("}")
     }
 
-    /// The end of a stream: `{"stream":…,"epoch":…,"event":"streamEnded","frames":…,…}`.
+    /// The end of a stream: `{"stream":…,"epoch":…,"event":"streamEnded","frames":…,…,"nextSeq":…}`.
     public static func line(for summary: StreamSummary, stream: String, epoch: UInt64) -> String {
         rendered { write(summary, stream: stream, epoch: epoch, into: &$0) }
     }
@@ -128,6 +128,8 @@ public enum JSONLines {
         field(",\"dropped\":", summary.dropped, into: &out)
         field(",\"late\":", summary.late, into: &out)
         field(",\"duplicates\":", summary.duplicates, into: &out)
+        // Left out when the collector did not say (one before this field).
+        if summary.nextSeq > 0 { field(",\"nextSeq\":", summary.nextSeq, into: &out) }
         out.append("}")
     }
 
