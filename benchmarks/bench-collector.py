@@ -129,7 +129,8 @@ def run(logs, streams):
 def analyse(tail_out, collector_log, streams, frames, samples, cpu, report):
     """The collector's own account (every stream processed in full, nothing late), then the tail's lines: in
     order per stream and tracked. A tail slower than the collector misses frames (its PUB queue overflows: SPEC 4.3,
-    counted as frames_missed); only --smoke, too small for that, requires every line."""
+    counted as frames_missed and printed as dropped `missed`, which are not counted as printed); only --smoke, too
+    small for that, requires every line."""
     problems, last_seq, untracked, lines = [], {}, 0, 0
     with open(collector_log) as f:
         finished = [json.loads(line) for line in f if '"stream finished"' in line]
@@ -143,11 +144,13 @@ def analyse(tail_out, collector_log, streams, frames, samples, cpu, report):
             line = json.loads(text)
             if "status" not in line:
                 continue
-            lines += 1
             stream = line["stream"]
             if line["seq"] <= last_seq.get(stream, -1):
                 problems.append(f"{stream}: seq {line['seq']} after {last_seq[stream]}")
-            last_seq[stream] = line["seq"]
+            last_seq[stream] = line["seq"] + line.get("runLength", 1) - 1
+            if line.get("reason") == "missed":
+                continue
+            lines += 1
             if line["status"] != "processed":
                 problems.append(f"{stream} {line['seq']}: {line['status']} {line.get('reason')}")
             untracked += sum(1 for face in line["faces"] if "trackingID" not in face)

@@ -33,11 +33,13 @@ public final class TailClient: @unchecked Sendable {
 
     public let configuration: Configuration
     private let logger: Logger
-    /// What arrived: `messages_received`, `frames_received`, `frames_missed` (sequence gaps), `messages_malformed`.
+    /// What arrived: `messages_received`, `frames_received`, `messages_malformed`; `frames_missed` and
+    /// `frames_lost_failover` (sequence gaps, each printed as dropped), `frames_repeated` (a frame that already had a
+    /// line), `messages_repeated` and `messages_renumbered` (a failover group's publications, SPEC.md 18.3).
     public let counters = Counters()
     /// Beats whenever the receive loop goes round (`/healthz`).
     public let liveness = Liveness()
-    /// Frames that never reached this subscriber (sequence gaps), counted and logged as a warning.
+    /// Frames that never reached this subscriber (sequence gaps): counted, logged as a warning and handed on as dropped.
     public private(set) var gaps = GapDetector()
     /// A failover group's messages, each kept once (`messages_repeated` counts the rest).
     public private(set) var publications = PublicationFilter()
@@ -112,7 +114,7 @@ public final class TailClient: @unchecked Sendable {
                 onSubscribed?()
             }
             counters.add("messages_received")
-            guard let message = try? StreamMessage(parts: parts) else {
+            guard var message = try? StreamMessage(parts: parts) else {
                 counters.add("messages_malformed")
                 logger.warning("malformed stream message")
                 continue
@@ -125,26 +127,86 @@ public final class TailClient: @unchecked Sendable {
             }
             if publications.renumbered != renumbered {
                 counters.add("messages_renumbered")
-                logger.warning("a collector took over without a current copy of the stream's state: frames its predecessor did not publish may be missing", metadata: [
+                gaps.noteTakeover(stream: message.stream, epoch: message.epoch)
+                logger.warning("a collector took over without a current copy of the stream's state: the frames its predecessor did not publish are printed as dropped (failover)", metadata: [
                     "stream": "\(message.stream)", "epoch": "\(message.epoch)", "leader_epoch": "\(message.leaderEpoch)",
                 ])
             }
             switch message.body {
             case nil: continue  // heartbeat
-            case .frame(let frame):
+            case .frame(var frame):
                 counters.add("frames_received")
-                let missed = gaps.observe(stream: frame.stream, epoch: frame.epoch, seq: frame.seq, runLength: frame.runLength)
-                if missed > 0 {
-                    counters.add("frames_missed", missed)
-                    logger.warning("frames missed: this subscriber fell behind and the collector's PUB socket dropped them (use the collector's --output for a lossless copy)", metadata: [
-                        "stream": "\(frame.stream)", "missed": "\(missed)", "before": "\(frame.seq)", "missed_total": "\(gaps.missed)",
-                    ])
+                let seen = gaps.observe(stream: frame.stream, epoch: frame.epoch, seq: frame.seq, runLength: frame.runLength)
+                if onMissing(seen.missing, seen.cause, before: frame.seq, like: message, onMessage) == .stop { return }
+                // A frame (or part of a run) that already has a line: a takeover published it again.
+                guard !seen.fresh.isEmpty else {
+                    counters.add("frames_repeated")
+                    continue
                 }
-            case .end: gaps.finish(stream: message.stream, epoch: message.epoch)
+                if seen.fresh.lowerBound != frame.seq {
+                    frame.seq = seen.fresh.lowerBound
+                    frame.runLength = seen.fresh.upperBound - seen.fresh.lowerBound
+                    message.frame = frame
+                }
+            case .end(let summary):
+                // The frames between the last one received and the end (a summary without next_seq says nothing).
+                let unseen = gaps.finish(stream: message.stream, epoch: message.epoch, nextSeq: summary.nextSeq)
+                if onMissing(unseen.missing, unseen.cause, before: summary.nextSeq, like: message, onMessage) == .stop { return }
             default: break
             }
             if onMessage(message) == .stop { return }
         }
+    }
+
+    /// Counts, logs and hands on as dropped lines the sequences `missing` just before `before` of `message`'s
+    /// (stream, epoch); what the callback said last.
+    private func onMissing(
+        _ missing: Range<UInt64>, _ cause: GapDetector.Cause, before: UInt64, like message: StreamMessage, _ onMessage: (StreamMessage) -> Next
+    ) -> Next {
+        guard !missing.isEmpty else { return .continue }
+        let count = missing.upperBound - missing.lowerBound
+        counters.add(cause == .failover ? "frames_lost_failover" : "frames_missed", count)
+        let what: Logger.Message = cause == .failover
+            ? "frames lost with the collector that was active before a takeover without the state: printed as dropped (failover)"
+            : "frames missed: this subscriber fell behind and the collector's PUB socket dropped them, or a collector restarted; printed as dropped (missed); the collector's --output has a lossless copy"
+        logger.warning(what, metadata: [
+            "stream": "\(message.stream)", "missed": "\(count)", "before": "\(before)", "missed_total": "\(gaps.missed)",
+        ])
+        for line in Self.droppedLines(like: message, seqs: missing, reason: cause.reason) where onMessage(line) == .stop {
+            return .stop
+        }
+        return .continue
+    }
+
+    /// The most sequences of a gap printed one line each; a longer gap is one line with `runLength` (SPEC.md 9.1), so
+    /// that a jump of 2^40 costs what a jump of one does.
+    public static let maxGapLines: UInt64 = 256
+
+    /// The lines standing for `seqs` of `message`'s (stream, epoch), dropped for `reason`, as the collector publishes a
+    /// dropped run (no worker, no faces).
+    public static func droppedLines(like message: StreamMessage, seqs: Range<UInt64>, reason: String) -> [StreamMessage] {
+        var line = StreamMessage()
+        line.version = message.version
+        line.stream = message.stream
+        line.epoch = message.epoch
+        line.leaderEpoch = message.leaderEpoch
+        var frame = FrameResult()
+        frame.stream = message.stream
+        frame.epoch = message.epoch
+        frame.status = .dropped
+        frame.reason = reason
+        let length = seqs.upperBound - seqs.lowerBound
+        guard length > maxGapLines else {
+            return seqs.map { seq in
+                frame.seq = seq
+                line.frame = frame
+                return line
+            }
+        }
+        frame.seq = seqs.lowerBound
+        frame.runLength = length
+        line.frame = frame
+        return [line]
     }
 
     /// Says hello to every collector of the group (of every shard) and subscribes to the results of each one that

@@ -105,6 +105,60 @@ extension IntegrationTests {
         }
 
         @Test(
+            "a takeover without the state (the active stopped before the standby ever had a snapshot): every seq still has one line, the frames lost with the old active dropped as failover",
+            .enabled(if: EtcdServer.binary != nil, "etcd is not installed (scripts/setup.sh installs etcd-server)"),
+            .timeLimit(.minutes(10)))
+        func coldTakeover() async throws {
+            let etcd = try EtcdServer()
+            defer { etcd.stop() }
+            try await etcd.ready()
+            let cluster = try TestCluster("failover-cold")
+            defer { cluster.cleanup() }
+            let folder = cluster.directory.appendingPathComponent("frames")
+            try SyntheticFrames.writeFolder(folder, count: 240, width: 320, height: 240)
+            let members = try ["a", "b"].map { try Self.member(etcd: etcd, name: $0) }
+            let a = try cluster.facewire("collector-a", members[0].arguments)
+            _ = try await a.waitForLine(containing: "this collector is active")
+            let group = members.map(\.control).joined(separator: ",")
+            let tail = try cluster.facewire("tail", ["--role", "tail", "--collector", group, "--stream", "cam", "--exit-on-end"])
+            _ = try await tail.waitForLine(containing: "following a collector's results")
+            _ = try await cluster.startWorker(control: group, ["--threads", "2", "--detector", "synthetic", "--synthetic-ms", "20"])
+            let capturePort = try freeLoopbackPorts(1)[0]
+            _ = try cluster.facewire("capture", [
+                "--role", "capture", "--source", folder.path, "--stream", "cam", "--fps", "10", "--frames", "240",
+                "--bind", "tcp://127.0.0.1:\(capturePort)", "--collector", group,
+            ])
+            func frames() -> [String] { tail.lines(.stdout).filter { $0.contains("\"status\"") } }
+            _ = try await tail.waitFor(.stdout, "30 frames") { _ in frames().count >= 30 }
+            // The active hangs: it publishes nothing more, renews nothing, and answers no standby. What was sent to it
+            // from now on (results, the capture node's skips while no worker is assigned) is lost with it. b starts only
+            // now, so it never has a snapshot: it waits its two lease times and takes over with nothing.
+            a.signal(SIGSTOP)
+            let lastBefore = try FrameLine.parseAll(tail.lines(.stdout)).map(\.seq).max() ?? -1
+            let b = try cluster.facewire("collector-b", members[1].arguments)
+            _ = try await b.waitForLine(containing: "active: publishing", timeout: .seconds(60))
+            a.killNow()
+            #expect(try await tail.waitForExit(timeout: .seconds(120)) == 0, "\(cluster.diagnostics())")
+            #expect(b.text(.stderr).contains("without a current copy"), "b took over with the state: \(b.tail(.stderr))")
+
+            let frameLines = try FrameLine.parseAll(tail.lines(.stdout))
+            #expect(orderProblems(frameLines, count: 240).isEmpty, "\(orderProblems(frameLines, count: 240))")
+            #expect(frameLines.allSatisfy { $0.status == "processed" || !($0.reason ?? "").isEmpty }, "every drop has a reason")
+            // The frames the hung active took and never published: one run of failover lines after the last frame the
+            // tail had before the hang, each dropped without a worker, and exactly what the tail counted and logged.
+            let failover = frameLines.filter { $0.reason == "failover" }.map(\.seq)
+            #expect(!failover.isEmpty, "no frame was lost with the hung active: the scenario did not happen")
+            #expect(failover == Array((failover.first ?? 0)..<((failover.first ?? 0) + failover.count)), "not one run: \(failover)")
+            #expect(failover.allSatisfy { $0 > lastBefore }, "failover lines before the hang (last seq then \(lastBefore)): \(failover)")
+            #expect(frameLines.filter { $0.reason == "failover" }.allSatisfy { $0.status == "dropped" && $0.worker == nil })
+            let logged = tail.lines(.stderr).filter { $0.contains("frames lost with the collector that was active") }
+            #expect(logged.count == 1 && logged.first?.contains("missed=\(failover.count)") == true, "\(logged)")
+            #expect(tail.text(.stderr).contains("took over without a current copy"), "the tail did not see the renumbering")
+            let processed = frameLines.filter { $0.status == "processed" }.count
+            print("[failover] takeover without the state: \(processed) of 240 frames processed, \(failover.count) dropped as failover by the tail (seq \(failover.first ?? -1)...\(failover.last ?? -1))")
+        }
+
+        @Test(
             "with CURVE the standby attaches over the replication link (the group's shared key pair) and takes over with the state",
             .enabled(if: EtcdServer.binary != nil, "etcd is not installed (scripts/setup.sh installs etcd-server)"),
             .timeLimit(.minutes(5)))

@@ -121,14 +121,15 @@ extension IntegrationTests {
         /// The collector is killed (SIGKILL) mid-stream and started again on the same addresses. The capture node, the
         /// worker and the tail are left alone: they reconnect by themselves (none of them restarts or exits), the
         /// stream resumes in the same epoch, and the tail's frames, before and after the restart, are one stream in
-        /// increasing `seq` with no seq twice. It is NOT gap-free, and the gap is not accounted by `dropped` lines or
-        /// skips: the frames whose results were inside the killed collector (buffered, in its sockets) are lost with
-        /// it, and a new collector starts at the base it learns (SPEC.md 9.2: the lowest of the capture hello's
-        /// `next_seq` and the results it receives), emitting nothing below it (16, "No end without `StreamEnd`").
-        /// What is asserted instead: the frames missing are one gap, at the restart (none before it, none after it),
-        /// and the tail counted exactly those as missed (its `frames missed` warning, RN §5.1). How long the recovery
-        /// took is printed (a timing figure, not an assertion).
-        @Test("collector SIGKILLed and restarted: the others reconnect on their own, the stream resumes in order with no seq twice; the one gap, at the restart, is what the tail counts as missed",
+        /// increasing `seq` with no seq twice. The frames whose results were inside the killed collector (buffered, in
+        /// its sockets) are lost with it, and a new collector starts at the base it learns (SPEC.md 9.2: the lowest of
+        /// the capture hello's `next_seq` and the results it receives), emitting nothing below it (16, "No end without
+        /// `StreamEnd`"). The tail sees the jump and prints a line for each of those frames, dropped as `missed`
+        /// (SPEC.md 10): every seq from the first to the last has exactly one line. What is asserted: no gap; the
+        /// `missed` lines are one run, at the restart (none before it, none after it), and exactly what the tail
+        /// counted as missed (its `frames missed` warning, RN §5.1). How long the recovery took is printed (a timing
+        /// figure, not an assertion).
+        @Test("collector SIGKILLed and restarted: the others reconnect on their own, the stream resumes in order with every seq once; the frames lost at the restart are the tail's `missed` lines and its count",
               .timeLimit(.minutes(15)))
         func collectorRestart() async throws {
             let cluster = try TestCluster("restart-collector")
@@ -166,9 +167,8 @@ extension IntegrationTests {
             #expect(Set(resumed.map(\.epoch)) == epochs, "the stream went on in a new epoch: the capture node restarted")
             #expect(resumed.contains { $0.status == "processed" && $0.worker != nil }, "no frame processed after the restart")
 
-            // Before and after the restart together: one epoch, every seq at most once and in increasing order (a dropped
-            // run's line standing for its runLength seqs), and at most one gap, after the last frame the tail had before
-            // the kill.
+            // Before and after the restart together: one epoch, every seq exactly once and in increasing order (a
+            // dropped run's line standing for its runLength seqs), the frames lost at the restart as `missed` lines.
             _ = try await tail.waitFor(.stdout, "20 more frames") { $0.count >= before.count + 20 }
             let stdout = tail.lines(.stdout)
             let all = try FrameLine.parseAll(stdout)
@@ -176,25 +176,37 @@ extension IntegrationTests {
             let spans = try Self.seqSpans(stdout)
             #expect(spans.count == all.count)
             var disorder: [String] = []
-            var gaps: [(lastSeen: Int, next: Int)] = []
+            var gaps: [String] = []
             for (a, b) in zip(spans, spans.dropFirst()) {
                 let expected = a.seq + a.count
                 if b.seq < expected {
                     disorder.append("seq \(b.seq) follows \(a.seq)\(a.count > 1 ? " (a run of \(a.count))" : "")")
                 } else if b.seq > expected {
-                    gaps.append((expected - 1, b.seq))
+                    gaps.append("\(expected - 1) → \(b.seq)")
                 }
             }
             let seqs = spans.map(\.seq)
             #expect(disorder.isEmpty, "not one ordered stream across the restart: \(disorder.prefix(10)) in \(seqs)")
-            #expect(gaps.count <= 1, "more than the one gap of the restart: \(gaps.map { "\($0.lastSeen) → \($0.next)" }) in \(seqs)")
-            #expect(gaps.allSatisfy { $0.lastSeen >= lastBefore }, "a gap before the kill (last seq then \(lastBefore)): \(gaps.map { "\($0.lastSeen) → \($0.next)" })")
+            #expect(gaps.isEmpty, "seqs without a line: \(gaps) in \(seqs)")
+            // The `missed` lines: one run of consecutive seqs, after the last frame the tail had before the kill.
+            let missed = zip(all, spans).filter { $0.0.reason == "missed" }.map(\.1)
+            var runs: [(first: Int, count: Int)] = []
+            for span in missed {
+                if let last = runs.last, last.first + last.count == span.seq {
+                    runs[runs.count - 1].count += span.count
+                } else {
+                    runs.append((span.seq, span.count))
+                }
+            }
+            #expect(runs.count <= 1, "more than the one run of missed frames of the restart: \(runs)")
+            #expect(runs.allSatisfy { $0.first > lastBefore }, "missed frames before the kill (last seq then \(lastBefore)): \(runs)")
+            #expect(zip(all, spans).allSatisfy { $0.0.reason != "missed" || ($0.0.status == "dropped" && $0.0.worker == nil) })
             // Every missing seq is accounted where the protocol accounts for it: the tail's own count of frames it never got.
             let counted = Self.missedWarnings(tail.lines(.stderr), stream: "cr")
             #expect(
-                counted.map { [$0.before, $0.missed] } == gaps.map { [$0.next, $0.next - $0.lastSeen - 1] },
-                "the tail counted \(counted) as missed; the gaps were \(gaps.map { "\($0.lastSeen) → \($0.next)" })")
-            print("[restart] \(gaps.first.map { $0.next - $0.lastSeen - 1 } ?? 0) frames lost with the collector (seq \(gaps.first.map { "\($0.lastSeen + 1)..<\($0.next)" } ?? "none"))")
+                counted.map { [$0.before, $0.missed] } == runs.map { [$0.first + $0.count, $0.count] },
+                "the tail counted \(counted) as missed; its missed lines were \(runs)")
+            print("[restart] \(runs.first?.count ?? 0) frames lost with the collector (seq \(runs.first.map { "\($0.first)..<\($0.first + $0.count)" } ?? "none"))")
         }
 
         /// The seqs of a tail's frame lines, in order: each line's `seq` and how many seqs it stands for (`runLength`
