@@ -52,8 +52,14 @@ let package = Package(
             name: "CV4L2",
             linkerSettings: [.linkedLibrary("v4l2")]
         ),
+        // OpenVINO's C API, loaded at run time (dlopen): no build-time dependency, OpenCV's cv::dnn without it.
+        .target(
+            name: "COpenVINO",
+            linkerSettings: [.linkedLibrary("dl")]
+        ),
         .target(
             name: "COpenCV",
+            dependencies: ["COpenVINO"],
             cxxSettings: [.unsafeFlags(["-I/usr/include/opencv4"])],
             linkerSettings: openCVLibraries
         ),
@@ -118,7 +124,7 @@ let package = Package(
         // detectors, the landmark networks, the cascade attributes, the live view's warps and drawing.
         .target(
             name: "FacewireOpenCV",
-            dependencies: ["COpenCV", "FacewireImage"],
+            dependencies: ["COpenCV", "COpenVINO", "FacewireImage"],
             swiftSettings: swiftSettings
         ),
 

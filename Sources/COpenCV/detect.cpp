@@ -1,6 +1,7 @@
 // Face detection behind the plain C interface in COpenCV.h: YuNet (cv::FaceDetectorYN), CenterFace (cv::dnn with
 // our own decoding) and Haar/LBP cascades. No C++ exception leaves this file.
 #include "COpenCV.h"
+#include "openvino_network.hpp"
 #include "shim_guard.hpp"
 
 #include <opencv2/core.hpp>
@@ -23,6 +24,7 @@
 namespace {
 
 using fwcv_shim::clear_error;
+using fwcv_shim::OpenVINONetwork;
 using fwcv_shim::guarded;
 using fwcv_shim::write_error;
 
@@ -157,24 +159,140 @@ class YuNetDetector final : public fwcv_detector {
     std::list<std::pair<cv::Size, cv::Ptr<cv::FaceDetectorYN>>> models_;
 };
 
+// MARK: - YuNet on OpenVINO
+
+/// The same network as ``YuNetDetector``, run by OpenVINO instead of OpenCV's cv::dnn, with OpenCV 4.6's
+/// FaceDetectorYN pre- and post-processing for the 2022mar model done here: the image as a BGR float blob at its own
+/// size, priors at four scales, boxes and landmarks decoded with variances 0.1 / 0.2 (width with the first, height
+/// with the second, as FaceDetectorYN 4.6 does), score = sqrt(class × clamped IoU), then cv::dnn::NMSBoxes on the
+/// integer boxes. The result is FaceDetectorYN's, row for row (a test compares the two).
+class YuNetOpenVINODetector final : public fwcv_detector {
+  public:
+    YuNetOpenVINODetector(const std::string &model_path, float score_threshold, float nms_threshold, int top_k)
+        : network_(model_path, {1, 3, -1, -1}, 1), score_threshold_(score_threshold), nms_threshold_(nms_threshold),
+          top_k_(top_k) {
+        if (network_.outputs() != 3) throw std::runtime_error("YuNet: expected 3 outputs (loc, conf, iou)");
+    }
+
+    std::vector<Face> run(const cv::Mat &image) override {
+        cv::Mat input = pad_right_bottom(as_bgr(image), kMinSide, kMinSide, 1);
+        const std::vector<cv::Rect2f> &priors = priors_for(cv::Size(input.cols, input.rows));
+        cv::dnn::blobFromImage(input, blob_);
+        std::vector<cv::Mat> outputs = network_.run(blob_);
+        const size_t n = priors.size();
+        if (outputs.size() != 3 || outputs[0].total() != n * 14 || outputs[1].total() != n * 2 || outputs[2].total() != n) {
+            throw std::runtime_error("unexpected YuNet output layout");
+        }
+        const float *loc_v = outputs[0].ptr<float>(), *conf_v = outputs[1].ptr<float>(), *iou_v = outputs[2].ptr<float>();
+        const float w_in = float(input.cols), h_in = float(input.rows);
+        boxes_.clear();
+        scores_.clear();
+        rows_.clear();
+        for (size_t i = 0; i < n; ++i) {
+            const cv::Rect2f &p = priors[i];
+            const float *loc = loc_v + i * 14;
+            float iou_score = std::min(std::max(iou_v[i], 0.f), 1.f);
+            float score = std::sqrt(conf_v[i * 2 + 1] * iou_score);
+            float cx = (p.x + loc[0] * kVariance0 * p.width) * w_in;
+            float cy = (p.y + loc[1] * kVariance0 * p.height) * h_in;
+            float w = p.width * std::exp(loc[2] * kVariance0) * w_in;
+            float h = p.height * std::exp(loc[3] * kVariance1) * h_in;
+            Face face;
+            face.box = cv::Rect2f(cx - w / 2, cy - h / 2, w, h);
+            face.score = score;
+            face.landmark_count = 5;
+            for (int k = 0; k < 5; ++k) {
+                face.landmarks[2 * k] = (p.x + loc[4 + 2 * k] * kVariance0 * p.width) * w_in;
+                face.landmarks[2 * k + 1] = (p.y + loc[5 + 2 * k] * kVariance0 * p.height) * h_in;
+            }
+            boxes_.emplace_back(int(face.box.x), int(face.box.y), int(face.box.width), int(face.box.height));
+            scores_.push_back(score);
+            rows_.push_back(face);
+        }
+        std::vector<int> keep;
+        cv::dnn::NMSBoxes(boxes_, scores_, score_threshold_, nms_threshold_, keep, 1.f, top_k_);
+        std::vector<Face> faces;
+        faces.reserve(keep.size());
+        for (int index : keep) faces.push_back(rows_[size_t(index)]);
+        return faces;
+    }
+
+  private:
+    static constexpr int kMinSide = 64;
+    static constexpr size_t kMaxPriors = 4;
+    static constexpr float kVariance0 = 0.1f;
+    static constexpr float kVariance1 = 0.2f;
+
+    /// FaceDetectorYN 4.6's priors for an input of `size`: feature maps at strides 8, 16, 32 and 64 (sizes halved
+    /// from ((side + 1) / 2) / 2), three, two, two and three anchors per cell; centre and size relative to the input.
+    static std::vector<cv::Rect2f> make_priors(cv::Size size) {
+        static const std::vector<std::vector<float>> min_sizes = {
+            {10.f, 16.f, 24.f}, {32.f, 48.f}, {64.f, 96.f}, {128.f, 192.f, 256.f}};
+        static const int steps[] = {8, 16, 32, 64};
+        int fw = ((size.width + 1) / 2) / 2, fh = ((size.height + 1) / 2) / 2;
+        std::vector<cv::Rect2f> priors;
+        for (size_t level = 0; level < 4; ++level) {
+            fw /= 2;
+            fh /= 2;
+            for (int y = 0; y < fh; ++y) {
+                for (int x = 0; x < fw; ++x) {
+                    for (float min_size : min_sizes[level]) {
+                        priors.emplace_back((x + 0.5f) * steps[level] / size.width, (y + 0.5f) * steps[level] / size.height,
+                                            min_size / size.width, min_size / size.height);
+                    }
+                }
+            }
+        }
+        return priors;
+    }
+
+    /// The priors of the last few input sizes, most recently used first (the network itself takes any size).
+    const std::vector<cv::Rect2f> &priors_for(cv::Size size) {
+        for (auto it = priors_.begin(); it != priors_.end(); ++it) {
+            if (it->first == size) {
+                if (it != priors_.begin()) priors_.splice(priors_.begin(), priors_, it);
+                return priors_.front().second;
+            }
+        }
+        priors_.emplace_front(size, make_priors(size));
+        while (priors_.size() > kMaxPriors) priors_.pop_back();
+        return priors_.front().second;
+    }
+
+    OpenVINONetwork network_;
+    float score_threshold_;
+    float nms_threshold_;
+    int top_k_;
+    std::list<std::pair<cv::Size, std::vector<cv::Rect2f>>> priors_;
+    // Reused from frame to frame: no allocation per frame once the sizes settled.
+    cv::Mat blob_;
+    std::vector<cv::Rect2i> boxes_;
+    std::vector<float> scores_;
+    std::vector<Face> rows_;
+};
+
 // MARK: - CenterFace
 
 class CenterFaceDetector final : public fwcv_detector {
   public:
-    CenterFaceDetector(std::vector<uchar> model, float score_threshold, float nms_threshold)
-        : model_(std::move(model)), score_threshold_(score_threshold), nms_threshold_(nms_threshold) {}
-
-    /// Loads one network to prove the model is usable (so create() can fail early).
-    void warm_up() { (void)net_for(cv::Size(320, 224)); }
+    /// `model` holds the ONNX file's bytes (cv::dnn), or is empty when OpenVINO runs the network from `model_path`.
+    CenterFaceDetector(std::vector<uchar> model, std::string model_path, float score_threshold, float nms_threshold)
+        : model_(std::move(model)), model_path_(std::move(model_path)), score_threshold_(score_threshold),
+          nms_threshold_(nms_threshold) {}
 
     std::vector<Face> run(const cv::Mat &image) override {
         // The model takes RGB NCHW with both sides a multiple of 32; pad (rather than stretch) to get there.
         cv::Mat input = pad_right_bottom(as_bgr(image), 32, 32, 32);
-        cv::Mat blob = cv::dnn::blobFromImage(input, 1.0, cv::Size(), cv::Scalar(), /*swapRB=*/true, /*crop=*/false);
-        cv::dnn::Net &net = net_for(cv::Size(input.cols, input.rows));
-        net.setInput(blob);
+        cv::dnn::blobFromImage(input, blob_, 1.0, cv::Size(), cv::Scalar(), /*swapRB=*/true, /*crop=*/false);
         std::vector<cv::Mat> outputs;
-        net.forward(outputs, std::vector<cv::String>{"537", "538", "539", "540"});
+        if (model_.empty()) {
+            if (!openvino_) openvino_ = std::make_unique<OpenVINONetwork>(model_path_, std::vector<int64_t>{1, 3, -1, -1}, 1);
+            outputs = openvino_->run(blob_);  // 537 heatmap, 538 scale, 539 offset, 540 landmarks: the model's order
+        } else {
+            cv::dnn::Net &net = net_for(cv::Size(input.cols, input.rows));
+            net.setInput(blob_);
+            net.forward(outputs, std::vector<cv::String>{"537", "538", "539", "540"});
+        }
         if (outputs.size() != 4) throw std::runtime_error("CenterFace returned an unexpected number of outputs");
         return decode(outputs, image.cols, image.rows);
     }
@@ -248,9 +366,12 @@ class CenterFaceDetector final : public fwcv_detector {
     }
 
     std::vector<uchar> model_;
+    std::string model_path_;
     float score_threshold_;
     float nms_threshold_;
     std::list<std::pair<cv::Size, cv::dnn::Net>> nets_;
+    std::unique_ptr<OpenVINONetwork> openvino_;  // one network for every input size
+    cv::Mat blob_;  // reused from frame to frame
 };
 
 // MARK: - Cascade
@@ -333,16 +454,24 @@ void fwcv_set_num_threads(int threads) {
 }
 
 fwcv_detector *fwcv_yunet_create(const char *model_path, float score_threshold, float nms_threshold, int top_k,
-                                 char *err, size_t errlen) {
+                                 int runtime, char *err, size_t errlen) {
     clear_error(err, errlen);
+    if (runtime == FWCV_RUNTIME_OPENVINO && !fwov_loaded()) {
+        write_error(err, errlen, "OpenVINO is not loaded");
+        return nullptr;
+    }
     if (!file_readable(model_path)) {
         write_error(err, errlen, std::string("YuNet model not found or unreadable: ") + (model_path ? model_path : "(null)"));
         return nullptr;
     }
     fwcv_detector *result = nullptr;
     guarded(err, errlen, "YuNet model failed to load", [&] {
-        auto detector = std::make_unique<YuNetDetector>(model_path, score_threshold, nms_threshold,
-                                                        top_k > 0 ? top_k : 5000);
+        std::unique_ptr<fwcv_detector> detector;
+        if (runtime == FWCV_RUNTIME_OPENVINO) {
+            detector = std::make_unique<YuNetOpenVINODetector>(model_path, score_threshold, nms_threshold, top_k > 0 ? top_k : 5000);
+        } else {
+            detector = std::make_unique<YuNetDetector>(model_path, score_threshold, nms_threshold, top_k > 0 ? top_k : 5000);
+        }
         // Run once on a blank image: a wrong ONNX file fails here rather than on the first frame.
         (void)detector->run(cv::Mat::zeros(96, 96, CV_8UC3));
         result = detector.release();
@@ -351,19 +480,26 @@ fwcv_detector *fwcv_yunet_create(const char *model_path, float score_threshold, 
 }
 
 fwcv_detector *fwcv_centerface_create(const char *model_path, float score_threshold, float nms_threshold,
-                                      char *err, size_t errlen) {
+                                      int runtime, char *err, size_t errlen) {
     clear_error(err, errlen);
+    if (runtime == FWCV_RUNTIME_OPENVINO && !fwov_loaded()) {
+        write_error(err, errlen, "OpenVINO is not loaded");
+        return nullptr;
+    }
     if (!file_readable(model_path)) {
         write_error(err, errlen, std::string("CenterFace model not found or unreadable: ") + (model_path ? model_path : "(null)"));
         return nullptr;
     }
     fwcv_detector *result = nullptr;
     guarded(err, errlen, "CenterFace model failed to load", [&] {
-        std::ifstream stream(model_path, std::ios::binary);
-        std::vector<uchar> bytes((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());
-        if (bytes.empty()) throw std::runtime_error("model file is empty");
-        auto detector = std::make_unique<CenterFaceDetector>(std::move(bytes), score_threshold, nms_threshold);
-        detector->warm_up();
+        std::vector<uchar> bytes;
+        if (runtime != FWCV_RUNTIME_OPENVINO) {
+            std::ifstream stream(model_path, std::ios::binary);
+            bytes.assign(std::istreambuf_iterator<char>(stream), std::istreambuf_iterator<char>());
+            if (bytes.empty()) throw std::runtime_error("model file is empty");
+        }
+        auto detector = std::make_unique<CenterFaceDetector>(std::move(bytes), model_path, score_threshold, nms_threshold);
+        // Run once on a blank image: a wrong ONNX file fails here rather than on the first frame.
         (void)detector->run(cv::Mat::zeros(224, 320, CV_8UC3));
         result = detector.release();
     });

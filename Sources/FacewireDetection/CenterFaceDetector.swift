@@ -31,16 +31,17 @@ public final class CenterFaceDetector: FaceDetector {
     ///   - maxFaces: most faces returned per image (best first).
     ///   - refineLandmarks: re-detect tilted faces on an upright crop for better landmarks and `faceAngle` (costs
     ///     one small extra detection per tilted face at least 40 px tall).
+    ///   - runtime: what runs the network (OpenVINO only once ``OpenVINOLibrary/load(_:)`` succeeded).
     /// - Throws: ``DetectionError`` `.modelNotFound`, `.modelLoadFailed` or `.invalidConfiguration`.
     public init(
         modelPath: String, scoreThreshold: Float = CenterFaceDetector.defaultScoreThreshold,
         nmsThreshold: Float = 0.3, inputWidth: Int? = CenterFaceDetector.defaultInputWidth, maxFaces: Int = AnalysisOptions.maxFacesLimit,
-        refineLandmarks: Bool = true
+        refineLandmarks: Bool = true, runtime: InferenceRuntime = .opencv
     ) throws {
         native = try NativeDetector.create(
             what: "CenterFace model", path: modelPath, inputWidth: inputWidth, scoreThreshold: scoreThreshold,
             maxFaces: maxFaces,
-            .centerFace(modelPath: modelPath, scoreThreshold: scoreThreshold, nmsThreshold: nmsThreshold))
+            .centerFace(modelPath: modelPath, scoreThreshold: scoreThreshold, nmsThreshold: nmsThreshold, runtime: runtime))
         native.refineTilted = refineLandmarks
     }
 

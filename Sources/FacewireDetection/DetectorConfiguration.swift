@@ -1,3 +1,5 @@
+import FacewireOpenCV
+
 /// What detector to build and how; turn it into a detector with ``makeFaceDetector(_:)``.
 public struct DetectorConfiguration: Sendable, Equatable {
     /// Detection backends.
@@ -33,6 +35,9 @@ public struct DetectorConfiguration: Sendable, Equatable {
     public var refineLandmarks: Bool
     /// How long the ``Backend/synthetic`` test detector waits per frame, in milliseconds.
     public var syntheticMilliseconds: Int = 50
+    /// What runs the detector's network; `nil`: OpenVINO where its library is found
+    /// (``DetectorConfiguration/openVINOSearchPaths(environment:)``), OpenCV otherwise.
+    public var runtime: InferenceRuntime?
 
     /// Creates a configuration. The defaults pick a backend automatically.
     public init(

@@ -38,7 +38,8 @@ extension DetectorConfiguration {
         return nil
     }
 
-    /// Decides the concrete backend, model file and parameters without loading anything.
+    /// Decides the concrete backend, model file, parameters and runtime. Loads nothing but OpenVINO's library
+    /// (once per process) when it is to run the network (``resolveRuntime(for:environment:)``).
     ///
     /// For ``Backend/auto``: with a model path, the backend comes from its file name; without one, each
     /// directory of ``defaultModelSearchPaths(environment:)`` is searched for ``preferredModels``; if none is
@@ -88,11 +89,14 @@ extension DetectorConfiguration {
             case .cascade, .auto: (CascadeDetector.defaultInputWidth, CascadeDetector.defaultScoreThreshold)
             case .synthetic, .noop: (0, 0)
             }
+        let (runtime, runtimeNote) = try resolveRuntime(for: backend, environment: environment)
+        if let runtimeNote { note = note.map { "\($0); \(runtimeNote)" } ?? runtimeNote }
         var resolved = ResolvedDetector(
             backend: backend, modelPath: modelPath, inputWidth: inputWidth ?? defaults.width,
             scoreThreshold: scoreThreshold ?? defaults.threshold, maxFaces: maxFaces, refineLandmarks: refineLandmarks,
             note: note)
         resolved.syntheticMilliseconds = syntheticMilliseconds
+        resolved.runtime = runtime
         return resolved
     }
 

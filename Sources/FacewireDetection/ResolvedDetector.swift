@@ -1,3 +1,5 @@
+import FacewireOpenCV
+
 /// A ``DetectorConfiguration`` with every choice made: the concrete backend, model file and parameters.
 /// Build the detector with ``makeDetector()``; show ``note`` to the user when it is set.
 public struct ResolvedDetector: Sendable, Equatable {
@@ -15,6 +17,8 @@ public struct ResolvedDetector: Sendable, Equatable {
     public var refineLandmarks: Bool
     /// How long the synthetic test detector waits per frame, in milliseconds.
     public var syntheticMilliseconds: Int = 50
+    /// What runs the network (OpenVINO only once its library is loaded).
+    public var runtime: InferenceRuntime = .opencv
     /// Why the choice differs from what was asked (for example the cascade fallback), or `nil`.
     public var note: String?
 
@@ -43,11 +47,11 @@ public struct ResolvedDetector: Sendable, Equatable {
             if backend == .yunet {
                 return try YuNetDetector(
                     modelPath: modelPath, scoreThreshold: scoreThreshold, inputWidth: inputWidth, maxFaces: maxFaces,
-                    refineLandmarks: refineLandmarks)
+                    refineLandmarks: refineLandmarks, runtime: runtime)
             }
             return try CenterFaceDetector(
                 modelPath: modelPath, scoreThreshold: scoreThreshold, inputWidth: inputWidth, maxFaces: maxFaces,
-                refineLandmarks: refineLandmarks)
+                refineLandmarks: refineLandmarks, runtime: runtime)
         case .synthetic:
             return try SyntheticDetector(milliseconds: syntheticMilliseconds)
         case .noop:

@@ -28,16 +28,18 @@ public final class YuNetDetector: FaceDetector {
     ///   - maxFaces: most faces returned per image (best first).
     ///   - refineLandmarks: re-detect tilted faces on an upright crop for better landmarks and `faceAngle` (costs
     ///     one small extra detection per tilted face at least 40 px tall).
+    ///   - runtime: what runs the network (OpenVINO only once ``OpenVINOLibrary/load(_:)`` succeeded; the same
+    ///     faces as `FaceDetectorYN`).
     /// - Throws: ``DetectionError`` `.modelNotFound`, `.modelLoadFailed` or `.invalidConfiguration`.
     public init(
         modelPath: String, scoreThreshold: Float = YuNetDetector.defaultScoreThreshold, nmsThreshold: Float = 0.3,
         inputWidth: Int? = YuNetDetector.defaultInputWidth, maxFaces: Int = AnalysisOptions.maxFacesLimit,
-        refineLandmarks: Bool = true
+        refineLandmarks: Bool = true, runtime: InferenceRuntime = .opencv
     ) throws {
         native = try NativeDetector.create(
             what: "YuNet model", path: modelPath, inputWidth: inputWidth, scoreThreshold: scoreThreshold,
             maxFaces: maxFaces,
-            .yunet(modelPath: modelPath, scoreThreshold: scoreThreshold, nmsThreshold: nmsThreshold, topK: 5000))
+            .yunet(modelPath: modelPath, scoreThreshold: scoreThreshold, nmsThreshold: nmsThreshold, topK: 5000, runtime: runtime))
         native.refineTilted = refineLandmarks
     }
 

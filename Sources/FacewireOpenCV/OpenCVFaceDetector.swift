@@ -27,8 +27,8 @@ public struct OpenCVFace: Sendable, Equatable {
 public final class OpenCVFaceDetector {
     /// Which detector, and its model files and settings.
     public enum Kind: Sendable {
-        case yunet(modelPath: String, scoreThreshold: Float, nmsThreshold: Float, topK: Int)
-        case centerFace(modelPath: String, scoreThreshold: Float, nmsThreshold: Float)
+        case yunet(modelPath: String, scoreThreshold: Float, nmsThreshold: Float, topK: Int, runtime: InferenceRuntime)
+        case centerFace(modelPath: String, scoreThreshold: Float, nmsThreshold: Float, runtime: InferenceRuntime)
         case cascade(facePath: String, eyeCascadePath: String?)
     }
 
@@ -40,10 +40,10 @@ public final class OpenCVFaceDetector {
     public init(_ kind: Kind, maxFaces: Int) throws(OpenCVError) {
         let (handle, message) = OpenCVCall.run { err, length -> OpaquePointer? in
             switch kind {
-            case .yunet(let path, let score, let nms, let topK):
-                return fwcv_yunet_create(path, score, nms, Int32(clamping: topK), err, length)
-            case .centerFace(let path, let score, let nms):
-                return fwcv_centerface_create(path, score, nms, err, length)
+            case .yunet(let path, let score, let nms, let topK, let runtime):
+                return fwcv_yunet_create(path, score, nms, Int32(clamping: topK), runtime.code, err, length)
+            case .centerFace(let path, let score, let nms, let runtime):
+                return fwcv_centerface_create(path, score, nms, runtime.code, err, length)
             case .cascade(let facePath, let eyePath):
                 return fwcv_cascade_create(facePath, eyePath, err, length)
             }

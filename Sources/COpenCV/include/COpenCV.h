@@ -35,13 +35,17 @@ typedef struct fwcv_face {
 
 typedef struct fwcv_detector fwcv_detector;
 
-/// YuNet through cv::FaceDetectorYN (2022mar ONNX model).
-fwcv_detector *fwcv_yunet_create(const char *model_path, float score_threshold, float nms_threshold, int top_k,
-                                 char *err, size_t errlen);
+/// What runs a network: OpenCV's cv::dnn, or OpenVINO (COpenVINO's fwov_load must have succeeded).
+enum { FWCV_RUNTIME_OPENCV = 0, FWCV_RUNTIME_OPENVINO = 1 };
 
-/// CenterFace through cv::dnn with our own output decoding (one cv::dnn::Net per input size).
+/// YuNet (2022mar ONNX model) through cv::FaceDetectorYN, or run by OpenVINO with FaceDetectorYN's pre- and
+/// post-processing (the same faces, row for row).
+fwcv_detector *fwcv_yunet_create(const char *model_path, float score_threshold, float nms_threshold, int top_k,
+                                 int runtime, char *err, size_t errlen);
+
+/// CenterFace through cv::dnn (one cv::dnn::Net per input size) or OpenVINO, with our own output decoding.
 fwcv_detector *fwcv_centerface_create(const char *model_path, float score_threshold, float nms_threshold,
-                                      char *err, size_t errlen);
+                                      int runtime, char *err, size_t errlen);
 
 /// Haar/LBP cascade fallback (no landmarks unless `eye_cascade_path` is given, then eyes only).
 fwcv_detector *fwcv_cascade_create(const char *face_cascade_path, const char *eye_cascade_path, char *err,

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FacewireHTTP
 import FacewireDetection
+import FacewireOpenCV
 import FacewireProtocol
 import FacewireRuntime
 import Foundation
@@ -113,6 +114,9 @@ struct DetectorOptions: ParsableArguments {
     @Option(help: "With --detector synthetic (a test tool for scale tests, not a detector): milliseconds each frame takes, waiting without using the CPU. Default 50.")
     var syntheticMs: Int = 50
 
+    @Option(help: "What runs the detector's network: auto (OpenVINO where installed: $FACEWIRE_OPENVINO, ~/.cache/facewire/openvino/libs; else OpenCV), openvino or opencv.")
+    var runtime: String = "auto"
+
     func configuration() throws -> DetectorConfiguration {
         guard let backend = DetectorConfiguration.Backend(rawValue: detector) else {
             throw ValidationError("unknown --detector '\(detector)': use auto, yunet, centerface or cascade (or the test tools synthetic and noop)")
@@ -134,6 +138,14 @@ struct DetectorOptions: ParsableArguments {
             refineLandmarks: refine
         )
         configuration.syntheticMilliseconds = syntheticMs
+        switch runtime.lowercased() {
+        case "auto": configuration.runtime = nil
+        case let name:
+            guard let chosen = InferenceRuntime(rawValue: name) else {
+                throw ValidationError("--runtime must be auto, openvino or opencv, not '\(runtime)'")
+            }
+            configuration.runtime = chosen
+        }
         return configuration
     }
 
@@ -145,6 +157,7 @@ struct DetectorOptions: ParsableArguments {
         if let scoreThreshold { result += ["--score-threshold", String(scoreThreshold)] }
         if refineLandmarks != "on" { result += ["--refine-landmarks", refineLandmarks] }
         if detector == "synthetic" { result += ["--synthetic-ms", String(syntheticMs)] }
+        if runtime != "auto" { result += ["--runtime", runtime] }
         return result
     }
 }
