@@ -1,5 +1,5 @@
 // Landmark networks behind the plain C interface in COpenCV.h: MediaPipe's face mesh and iris models and an emotion
-// classifier, as ONNX through cv::dnn, on a rotated square crop of the image (fwcv_roi). No C++ exception leaves
+// classifier, as ONNX through cv::dnn or OpenVINO, on a rotated square crop of the image (fwcv_roi). No C++ exception leaves
 // this file.
 //
 // Crop geometry (see COpenCV.h): crop coordinate q shows image point p = c + k R(a) (q - N/2), k = size / N, and crop
@@ -7,6 +7,7 @@
 // to cv::warpAffine with WARP_INVERSE_MAP; the networks' outputs (crop coordinates) are mapped back with the same
 // matrix without the offset.
 #include "COpenCV.h"
+#include "openvino_network.hpp"
 #include "shim_guard.hpp"
 
 #include <opencv2/core.hpp>
@@ -67,9 +68,15 @@ struct fwcv_landmark_net {
     int kind = 0;
     std::string path;
     NetSpec spec;
+    /// The network: cv::dnn's, or OpenVINO's when `openvino` is set.
     cv::dnn::Net net;
-    /// Output layer names in the documented order (found by element count at create time).
+    std::unique_ptr<fwcv_shim::OpenVINONetwork> openvino;
+    /// Every output, as the runtime lists them (cv::dnn: its unconnected output layers).
+    std::vector<cv::String> all_names;
+    /// For each output in the documented order, its name and index in `all_names` (found by element count at
+    /// create time).
     std::vector<cv::String> output_names;
+    std::vector<size_t> output_index;
     /// 1 x C x N x N, CV_32F, filled in place for each run.
     cv::Mat blob;
     /// Reused buffers: the region cut out and shrunk (large ROIs), the N x N crop, its grey version, the Laplacian.
@@ -80,16 +87,24 @@ struct fwcv_landmark_net {
     /// The warp matrix handed to cv::warpAffine.
     cv::Mat warp = cv::Mat(2, 3, CV_64F);
 
+    /// Runs the network on `blob` and returns every output (OpenVINO's stay valid until the next run).
+    void run_all() {
+        if (openvino) {
+            outputs = openvino->run(blob);
+        } else {
+            net.setInput(blob);
+            net.forward(outputs, all_names);
+        }
+    }
+
     /// Runs the network on `blob`, checks the output sizes and points `data` at each output's floats.
     void forward() {
-        net.setInput(blob);
-        net.forward(outputs, output_names);
-        if (outputs.size() != spec.output_sizes.size())
-            throw std::runtime_error("the network returned " + std::to_string(outputs.size()) + " outputs, expected " +
-                                     std::to_string(spec.output_sizes.size()));
+        run_all();
         data.clear();
-        for (size_t i = 0; i < outputs.size(); ++i) {
-            const cv::Mat &m = outputs[i];
+        for (size_t i = 0; i < output_index.size(); ++i) {
+            if (output_index[i] >= outputs.size())
+                throw std::runtime_error("the network returned " + std::to_string(outputs.size()) + " outputs");
+            const cv::Mat &m = outputs[output_index[i]];
             if (m.depth() != CV_32F || !m.isContinuous() || m.total() * static_cast<size_t>(m.channels()) != spec.output_sizes[i])
                 throw std::runtime_error("output " + output_names[i] + " has " + std::to_string(m.total()) +
                                          " elements, expected " + std::to_string(spec.output_sizes[i]));
@@ -278,8 +293,12 @@ cv::Mat image_header(const uint8_t *pixels, int width, int height, int stride, i
 
 extern "C" {
 
-fwcv_landmark_net *fwcv_landmark_net_create(const char *onnx_path, int kind, char *err, size_t errlen) {
+fwcv_landmark_net *fwcv_landmark_net_create(const char *onnx_path, int kind, int runtime, char *err, size_t errlen) {
     clear_error(err, errlen);
+    if (runtime == FWCV_RUNTIME_OPENVINO && !fwov_loaded()) {
+        write_error(err, errlen, "OpenVINO is not loaded");
+        return nullptr;
+    }
     NetSpec spec;
     if (!spec_for(kind, spec)) {
         write_error(err, errlen, "fwcv_landmark_net_create: unknown network kind " + std::to_string(kind));
@@ -296,20 +315,26 @@ fwcv_landmark_net *fwcv_landmark_net_create(const char *onnx_path, int kind, cha
         net->kind = kind;
         net->path = path;
         net->spec = spec;
-        net->net = cv::dnn::readNetFromONNX(path);
-        if (net->net.empty()) throw std::runtime_error("readNetFromONNX returned an empty network");
-        net->net.setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
-        net->net.setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
+        if (runtime == FWCV_RUNTIME_OPENVINO) {
+            net->openvino = std::make_unique<fwcv_shim::OpenVINONetwork>(
+                path, std::vector<int64_t>{1, spec.channels, spec.side, spec.side}, 1);
+            for (size_t i = 0; i < net->openvino->outputs(); ++i) net->all_names.push_back(net->openvino->output_name(i));
+        } else {
+            net->net = cv::dnn::readNetFromONNX(path);
+            if (net->net.empty()) throw std::runtime_error("readNetFromONNX returned an empty network");
+            net->net.setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
+            net->net.setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
+            net->all_names = net->net.getUnconnectedOutLayersNames();
+        }
 
         // Dry run on a blank input of the expected shape: proves the input shape is accepted and finds the outputs
         // by their element counts (each expected count must match exactly one output).
         const int shape[4] = {1, spec.channels, spec.side, spec.side};
         net->blob.create(4, shape, CV_32F);
         net->blob.setTo(cv::Scalar::all(0));
-        net->net.setInput(net->blob);
-        const std::vector<cv::String> names = net->net.getUnconnectedOutLayersNames();
-        std::vector<cv::Mat> outputs;
-        net->net.forward(outputs, names);
+        net->run_all();
+        const std::vector<cv::String> &names = net->all_names;
+        const std::vector<cv::Mat> &outputs = net->outputs;
         std::string found;
         for (size_t i = 0; i < outputs.size(); ++i) {
             found += (i ? ", " : "") + names[i] + " [";
@@ -330,6 +355,7 @@ fwcv_landmark_net *fwcv_landmark_net_create(const char *onnx_path, int kind, cha
                                          std::to_string(spec.side) + "]: expected one output of " +
                                          std::to_string(wanted) + " floats, the model gives " + found);
             net->output_names.push_back(names[static_cast<size_t>(match)]);
+            net->output_index.push_back(static_cast<size_t>(match));
         }
         // The checked order, once, so the first real call does not pay for it.
         net->forward();

@@ -26,6 +26,12 @@ class OpenVINONetwork {
 
     size_t outputs() const { return fwov_network_outputs(network_.get()); }
 
+    /// Output `index`'s tensor name ("" when OpenVINO gives none).
+    std::string output_name(size_t index) const {
+        char name[256] = {0};
+        return fwov_network_output_name(network_.get(), index, name, sizeof name) == 0 ? std::string(name) : std::string();
+    }
+
     /// Runs the network on `blob` (float32, contiguous, of a shape the network takes) and returns every output as a
     /// cv::Mat of its own shape over OpenVINO's memory: valid until the next run.
     std::vector<cv::Mat> run(const cv::Mat &blob) {

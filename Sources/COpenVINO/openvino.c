@@ -18,6 +18,7 @@ typedef struct ov_model ov_model_t;
 typedef struct ov_compiled_model ov_compiled_model_t;
 typedef struct ov_infer_request ov_infer_request_t;
 typedef struct ov_tensor ov_tensor_t;
+typedef struct ov_output_const_port ov_output_const_port_t;
 typedef struct { int64_t rank; int64_t *dims; } ov_shape_t;
 typedef struct { int64_t min; int64_t max; } ov_dimension_t;
 typedef struct { ov_dimension_t rank; ov_dimension_t *dims; } ov_partial_shape_t;
@@ -38,6 +39,9 @@ static struct {
     ov_status_e (*partial_shape_create)(int64_t, const ov_dimension_t *, ov_partial_shape_t *);
     void (*partial_shape_free)(ov_partial_shape_t *);
     ov_status_e (*compiled_model_outputs_size)(const ov_compiled_model_t *, size_t *);
+    ov_status_e (*compiled_model_output_by_index)(const ov_compiled_model_t *, size_t, ov_output_const_port_t **);
+    ov_status_e (*port_get_any_name)(const ov_output_const_port_t *, char **);
+    void (*output_const_port_free)(ov_output_const_port_t *);
     ov_status_e (*compiled_model_create_infer_request)(const ov_compiled_model_t *, ov_infer_request_t **);
     void (*compiled_model_free)(ov_compiled_model_t *);
     ov_status_e (*infer_request_set_input_tensor_by_index)(ov_infer_request_t *, size_t, const ov_tensor_t *);
@@ -103,6 +107,9 @@ static void load(void) {
     RESOLVE(partial_shape_create, "ov_partial_shape_create");
     RESOLVE(partial_shape_free, "ov_partial_shape_free");
     RESOLVE(compiled_model_outputs_size, "ov_compiled_model_outputs_size");
+    RESOLVE(compiled_model_output_by_index, "ov_compiled_model_output_by_index");
+    RESOLVE(port_get_any_name, "ov_port_get_any_name");
+    RESOLVE(output_const_port_free, "ov_output_const_port_free");
     RESOLVE(compiled_model_create_infer_request, "ov_compiled_model_create_infer_request");
     RESOLVE(compiled_model_free, "ov_compiled_model_free");
     RESOLVE(infer_request_set_input_tensor_by_index, "ov_infer_request_set_input_tensor_by_index");
@@ -276,6 +283,19 @@ int fwov_network_run(
 }
 
 size_t fwov_network_outputs(const fwov_network *network) { return network ? network->outputs : 0; }
+
+int fwov_network_output_name(const fwov_network *network, size_t index, char *name, size_t name_size) {
+    if (network == NULL || index >= network->outputs || name == NULL || name_size == 0) return -1;
+    ov_output_const_port_t *port = NULL;
+    char *text = NULL;
+    ov_status_e status = api.compiled_model_output_by_index(network->compiled, index, &port);
+    if (status == 0) status = api.port_get_any_name(port, &text);
+    if (port) api.output_const_port_free(port);
+    if (status != 0) return -1;
+    snprintf(name, name_size, "%s", text ? text : "");
+    if (text) api.free_string(text);
+    return 0;
+}
 
 const float *fwov_network_output(
     fwov_network *network, size_t index, size_t *count, int64_t *dims, int *rank, char *error, size_t error_size) {

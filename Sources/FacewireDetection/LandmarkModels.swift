@@ -63,12 +63,12 @@ final class LandmarkNet {
     let path: String
     let outputs: [LandmarkNetOutput]
 
-    init(path: String, kind: OpenCVLandmarkNet.Kind, what: String) throws {
+    init(path: String, kind: OpenCVLandmarkNet.Kind, what: String, runtime: InferenceRuntime) throws {
         guard FileSystem.isReadableFile(path) else {
             throw DetectionError(.modelNotFound, "\(what) file not found or not readable: \(path)")
         }
         do {
-            net = try OpenCVLandmarkNet(path: path, kind: kind)
+            net = try OpenCVLandmarkNet(path: path, kind: kind, runtime: runtime)
         } catch {
             throw DetectionError(.modelLoadFailed, error.message(or: "cannot load \(what) \(path)"))
         }
@@ -133,8 +133,8 @@ public final class FaceMeshModel: LandmarkModel {
     /// Loads the model and checks its shapes.
     /// - Throws: ``DetectionError`` `.modelNotFound` (no readable file at `modelPath`) or `.modelLoadFailed` (OpenCV
     ///   cannot load it, or its inputs and outputs are not the face mesh's).
-    public init(modelPath: String) throws {
-        net = try LandmarkNet(path: modelPath, kind: .mesh, what: "face mesh model")
+    public init(modelPath: String, runtime: InferenceRuntime = .opencv) throws {
+        net = try LandmarkNet(path: modelPath, kind: .mesh, what: "face mesh model", runtime: runtime)
     }
 
     /// Runs the mesh on `roi` of `image` (grey or BGR).
@@ -173,8 +173,8 @@ public final class IrisModel: LandmarkModel {
 
     /// Loads the model and checks its shapes.
     /// - Throws: ``DetectionError`` `.modelNotFound` or `.modelLoadFailed`.
-    public init(modelPath: String) throws {
-        net = try LandmarkNet(path: modelPath, kind: .iris, what: "iris model")
+    public init(modelPath: String, runtime: InferenceRuntime = .opencv) throws {
+        net = try LandmarkNet(path: modelPath, kind: .iris, what: "iris model", runtime: runtime)
     }
 
     /// Runs the iris model on `roi` of `image` (grey or BGR). With `mirror` the crop is flipped horizontally before
@@ -219,8 +219,8 @@ public final class EmotionModel: LandmarkModel {
 
     /// Loads the model and checks its shapes.
     /// - Throws: ``DetectionError`` `.modelNotFound` or `.modelLoadFailed`.
-    public init(modelPath: String) throws {
-        net = try LandmarkNet(path: modelPath, kind: .emotion, what: "emotion model")
+    public init(modelPath: String, runtime: InferenceRuntime = .opencv) throws {
+        net = try LandmarkNet(path: modelPath, kind: .emotion, what: "emotion model", runtime: runtime)
     }
 
     /// The model's 7 outputs for the grey crop of `roi`.

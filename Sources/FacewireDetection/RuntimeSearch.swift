@@ -31,21 +31,30 @@ extension DetectorConfiguration {
         return nil
     }
 
-    /// Decides what runs `backend`'s network: OpenVINO when asked or (``runtime`` `nil`) when its library is found
-    /// and loads; OpenCV otherwise. Loads OpenVINO's library (once per process). Returns the runtime and, when
-    /// OpenVINO was wanted but is not usable, why.
-    /// - Throws: ``DetectionError`` `.modelLoadFailed` when OpenVINO was asked for and cannot be used, or
-    ///   `.invalidConfiguration` when asked for a backend without a network.
+    /// Decides what runs `backend`'s network (``InferenceRuntime/resolve(_:environment:)``); the backends without
+    /// one run on OpenCV.
+    /// - Throws: ``DetectionError`` as `resolve` does, or `.invalidConfiguration` when OpenVINO is asked for the cascade.
     func resolveRuntime(for backend: Backend, environment: [String: String]) throws -> (InferenceRuntime, note: String?) {
-        guard runtime != .opencv else { return (.opencv, nil) }
         guard backend == .yunet || backend == .centerface else {
             if runtime == .openvino, backend == .cascade {
                 throw DetectionError(.invalidConfiguration, "the cascade has no network for OpenVINO to run: use --runtime opencv or auto")
             }
             return (.opencv, nil)
         }
+        return try InferenceRuntime.resolve(runtime, environment: environment)
+    }
+}
+
+extension InferenceRuntime {
+    /// What runs the networks when `requested` (`nil`: auto) was asked for: OpenVINO when asked or, for auto, when
+    /// its library is found (``DetectorConfiguration/findOpenVINOLibrary(environment:)``) and loads; OpenCV
+    /// otherwise. Loads OpenVINO's library (once per process). Returns the runtime and, when auto wanted OpenVINO and
+    /// it is not usable, why.
+    /// - Throws: ``DetectionError`` `.modelLoadFailed` when OpenVINO was asked for and cannot be used.
+    public static func resolve(_ requested: InferenceRuntime?, environment: [String: String]) throws -> (InferenceRuntime, note: String?) {
+        guard requested != .opencv else { return (.opencv, nil) }
         let why: String
-        if let library = Self.findOpenVINOLibrary(environment: environment) {
+        if let library = DetectorConfiguration.findOpenVINOLibrary(environment: environment) {
             do {
                 try OpenVINOLibrary.load(library)
                 return (.openvino, nil)
@@ -53,9 +62,9 @@ extension DetectorConfiguration {
                 why = "could not be loaded (\(error.message(or: "unknown error")))"
             }
         } else {
-            why = "was not found in \(Self.openVINOSearchPaths(environment: environment).joined(separator: ", "))"
+            why = "was not found in \(DetectorConfiguration.openVINOSearchPaths(environment: environment).joined(separator: ", "))"
         }
-        if runtime == .openvino { throw DetectionError(.modelLoadFailed, "OpenVINO \(why)") }
+        if requested == .openvino { throw DetectionError(.modelLoadFailed, "OpenVINO \(why)") }
         return (.opencv, "OpenVINO \(why): the networks run on OpenCV (scripts/setup.sh installs OpenVINO)")
     }
 }

@@ -44,10 +44,10 @@ public final class OpenCVLandmarkNet {
     /// Its outputs, in the documented order: (name, floats).
     public let outputs: [(name: String, count: Int)]
 
-    /// Loads the model at `path` and checks its shapes against `kind`'s.
+    /// Loads the model at `path`, to be run by `runtime`, and checks its shapes against `kind`'s.
     /// - Throws: ``OpenCVError`` (naming the file) when it cannot be loaded or its shapes are not the kind's.
-    public init(path: String, kind: Kind) throws(OpenCVError) {
-        let (handle, message) = OpenCVCall.run { fwcv_landmark_net_create(path, kind.cValue, $0, $1) }
+    public init(path: String, kind: Kind, runtime: InferenceRuntime = .opencv) throws(OpenCVError) {
+        let (handle, message) = OpenCVCall.run { fwcv_landmark_net_create(path, kind.cValue, runtime.code, $0, $1) }
         guard let handle else { throw OpenCVError(message: message) }
         self.handle = handle
         inputCount = fwcv_landmark_net_input_count(handle)

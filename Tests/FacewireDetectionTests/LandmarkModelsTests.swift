@@ -1,5 +1,6 @@
 import FacewireDetection
 import FacewireImage
+import FacewireOpenCV
 import Foundation
 import Testing
 import FacewireVocabulary
@@ -131,21 +132,32 @@ struct LandmarkModelPairTests {
         }
     }
 
-    @Test("face mesh reproduces its stored pair", .enabled(if: StoredPair.ready(FaceMeshModel.modelFileName), StoredPair.skipReason(FaceMeshModel.modelFileName)))
-    func faceMesh() throws {
-        let model = try FaceMeshModel(modelPath: try #require(FaceMeshModel.findModel()))
+    /// OpenCV, and OpenVINO when it is installed (the same pairs and tolerances for both).
+    static var runtimes: [InferenceRuntime] {
+        guard let library = DetectorConfiguration.findOpenVINOLibrary(environment: ProcessInfo.processInfo.environment),
+            (try? OpenVINOLibrary.load(library)) != nil
+        else { return [.opencv] }
+        return [.opencv, .openvino]
+    }
+
+    @Test("face mesh reproduces its stored pair", .enabled(if: StoredPair.ready(FaceMeshModel.modelFileName), StoredPair.skipReason(FaceMeshModel.modelFileName)),
+          arguments: Self.runtimes)
+    func faceMesh(runtime: InferenceRuntime) throws {
+        let model = try FaceMeshModel(modelPath: try #require(FaceMeshModel.findModel()), runtime: runtime)
         try check(FaceMeshModel.modelFileName, run: model.runRaw, outputs: model.outputs)
     }
 
-    @Test("iris reproduces its stored pair", .enabled(if: StoredPair.ready(IrisModel.modelFileName), StoredPair.skipReason(IrisModel.modelFileName)))
-    func iris() throws {
-        let model = try IrisModel(modelPath: try #require(IrisModel.findModel()))
+    @Test("iris reproduces its stored pair", .enabled(if: StoredPair.ready(IrisModel.modelFileName), StoredPair.skipReason(IrisModel.modelFileName)),
+          arguments: Self.runtimes)
+    func iris(runtime: InferenceRuntime) throws {
+        let model = try IrisModel(modelPath: try #require(IrisModel.findModel()), runtime: runtime)
         try check(IrisModel.modelFileName, run: model.runRaw, outputs: model.outputs)
     }
 
-    @Test("emotion reproduces its stored pair", .enabled(if: StoredPair.ready(EmotionModel.modelFileName), StoredPair.skipReason(EmotionModel.modelFileName)))
-    func emotion() throws {
-        let model = try EmotionModel(modelPath: try #require(EmotionModel.findModel()))
+    @Test("emotion reproduces its stored pair", .enabled(if: StoredPair.ready(EmotionModel.modelFileName), StoredPair.skipReason(EmotionModel.modelFileName)),
+          arguments: Self.runtimes)
+    func emotion(runtime: InferenceRuntime) throws {
+        let model = try EmotionModel(modelPath: try #require(EmotionModel.findModel()), runtime: runtime)
         try check(EmotionModel.modelFileName, run: model.runRaw, outputs: model.outputs)
     }
 

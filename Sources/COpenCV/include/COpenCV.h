@@ -194,10 +194,10 @@ typedef struct fwcv_roi {
 
 typedef struct fwcv_landmark_net fwcv_landmark_net;
 
-/// Loads an ONNX model of the given kind and checks its input and output shapes with one dry run on a blank input.
-/// Returns NULL (and a message naming the file) when the file cannot be read or loaded, or its shapes are not the
-/// kind's.
-fwcv_landmark_net *fwcv_landmark_net_create(const char *onnx_path, int kind, char *err, size_t errlen);
+/// Loads an ONNX model of the given kind, to be run by `runtime` (FWCV_RUNTIME_*), and checks its input and output
+/// shapes with one dry run on a blank input. Returns NULL (and a message naming the file) when the file cannot be
+/// read or loaded, or its shapes are not the kind's.
+fwcv_landmark_net *fwcv_landmark_net_create(const char *onnx_path, int kind, int runtime, char *err, size_t errlen);
 void fwcv_landmark_net_destroy(fwcv_landmark_net *net);
 
 /// The number of floats the network takes (C * N * N).

@@ -38,6 +38,9 @@ int fwov_network_run(
 /// The number of outputs.
 size_t fwov_network_outputs(const fwov_network *network);
 
+/// Output `index`'s tensor name, copied into `name` (at most `name_size` - 1 bytes). 0 on success.
+int fwov_network_output_name(const fwov_network *network, size_t index, char *name, size_t name_size);
+
 /// Output `index` of the last run: its float32 data (valid until the next run or the network's release), its
 /// element count in `count`, its shape in `dims` (at most 8) and rank in `rank`. NULL on failure.
 const float *fwov_network_output(

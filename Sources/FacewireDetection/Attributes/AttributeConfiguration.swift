@@ -1,7 +1,8 @@
+import FacewireOpenCV
 import Foundation
 
-/// How a worker measures face attributes: which method, which smile model. Resolved against the installed models
-/// without loading anything; ``makeMeasurer()`` loads them (one measurer per thread).
+/// How a worker measures face attributes: which method, which smile model, which runtime. Resolved against the
+/// installed models; ``makeAttributeMeasurer(_:note:)`` loads them (one measurer per thread).
 public struct AttributeConfiguration: Sendable, Equatable {
     /// What the attributes are measured on.
     public enum Method: String, Sendable, Equatable, CaseIterable {
@@ -24,6 +25,11 @@ public struct AttributeConfiguration: Sendable, Equatable {
 
     public var method: Method
     public var smileModel: SmileModel
+    /// What runs the networks; `nil`: OpenVINO where its library is found, OpenCV otherwise (as the detector's,
+    /// ``DetectorConfiguration/runtime``).
+    public var runtime: InferenceRuntime?
+    /// Where OpenVINO is looked for (``DetectorConfiguration/openVINOSearchPaths(environment:)``).
+    public var environment: [String: String] = ProcessInfo.processInfo.environment
     /// Directories searched for the model files (default: the detector's, see
     /// ``DetectorConfiguration/defaultModelSearchPaths(environment:)``).
     public var searchPaths: [String]
@@ -41,6 +47,8 @@ public struct AttributeConfiguration: Sendable, Equatable {
         public var irisModel: String?
         /// The FER model when asked for.
         public var emotionModel: String?
+        /// What runs the networks.
+        public var runtime: InferenceRuntime = .opencv
         /// Why the method differs from the one asked for (auto without models), for a log line.
         public var note: String?
     }
@@ -50,7 +58,7 @@ public struct AttributeConfiguration: Sendable, Equatable {
         searchPaths.map { "\($0)/\(name)" }.first(where: FileSystem.isReadableFile)
     }
 
-    /// Decides the model files.
+    /// Decides the model files and the runtime (loading OpenVINO's library once per process when it is to run them).
     /// - Throws: ``DetectionError`` `.modelNotFound` when `.mesh` or the FER smile model is asked for and its files
     ///   are not installed.
     public func resolve() throws -> Resolved {
@@ -67,6 +75,9 @@ public struct AttributeConfiguration: Sendable, Equatable {
         }
         resolved.meshModel = mesh
         resolved.irisModel = iris
+        let (runtime, runtimeNote) = try InferenceRuntime.resolve(runtime, environment: environment)
+        resolved.runtime = runtime
+        if let runtimeNote { resolved.note = runtimeNote }
         if smileModel == .fer {
             guard let emotion = find(EmotionModel.modelFileName) else {
                 throw DetectionError(

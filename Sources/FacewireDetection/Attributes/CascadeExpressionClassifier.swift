@@ -60,5 +60,6 @@ public func makeAttributeMeasurer(
     if let text = resolved.note { note(text) }
     let fallback = LandmarkAttributeMeasurer(classifier: try CascadeExpressionClassifier())
     guard let mesh = resolved.meshModel, let iris = resolved.irisModel else { return fallback }
-    return try MeshAttributeMeasurer(meshModel: mesh, irisModel: iris, emotionModel: resolved.emotionModel, fallback: fallback)
+    return try MeshAttributeMeasurer(
+        meshModel: mesh, irisModel: iris, emotionModel: resolved.emotionModel, runtime: resolved.runtime, fallback: fallback)
 }

@@ -1,3 +1,4 @@
+import FacewireOpenCV
 import FacewireVocabulary
 import FacewireImage
 
@@ -22,12 +23,15 @@ public final class MeshAttributeMeasurer: FaceAttributeMeasurer {
     let emotion: EmotionModel?
     let fallback: LandmarkAttributeMeasurer
 
-    /// Loads the models (one set per thread). `emotionModel` switches the smile to the FER CNN.
+    /// Loads the models (one set per thread), to be run by `runtime`. `emotionModel` switches the smile to the FER CNN.
     /// - Throws: ``DetectionError`` `.modelNotFound` when a model cannot be loaded.
-    public init(meshModel: String, irisModel: String, emotionModel: String? = nil, fallback: LandmarkAttributeMeasurer) throws {
-        mesh = try FaceMeshModel(modelPath: meshModel)
-        iris = try IrisModel(modelPath: irisModel)
-        emotion = try emotionModel.map { try EmotionModel(modelPath: $0) }
+    public init(
+        meshModel: String, irisModel: String, emotionModel: String? = nil, runtime: InferenceRuntime = .opencv,
+        fallback: LandmarkAttributeMeasurer
+    ) throws {
+        mesh = try FaceMeshModel(modelPath: meshModel, runtime: runtime)
+        iris = try IrisModel(modelPath: irisModel, runtime: runtime)
+        emotion = try emotionModel.map { try EmotionModel(modelPath: $0, runtime: runtime) }
         self.fallback = fallback
     }
 

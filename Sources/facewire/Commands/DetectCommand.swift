@@ -37,7 +37,7 @@ struct DetectCommand: ParsableCommand {
         let options = try analysis.options()
         let analyzer = try FrameAnalyzer(
             detector: try makeFaceDetector(try detector.configuration()),
-            attributes: try makeAttributeMeasurer(try attributeModels.configuration()) { logger.notice("\($0)") })
+            attributes: try makeAttributeMeasurer(try attributeModels.configuration(runtime: try detector.configuration().runtime)) { logger.notice("\($0)") })
         let frameSource = try openFrameSource(source, loop: loop, jpegQuality: 85)
         let printer = LinePrinter(events: false)
         let start = Clock.monotonicNanoseconds()

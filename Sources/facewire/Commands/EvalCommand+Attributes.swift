@@ -28,7 +28,7 @@ extension EvalCommand {
 
         let resolved = try detector.configuration().resolve()
         if let note = resolved.note { Self.log("note: \(note)") }
-        let attributeConfiguration = try attributeModels.configuration()
+        let attributeConfiguration = try attributeModels.configuration(runtime: try detector.configuration().runtime)
         let measurer = try makeAttributeMeasurer(attributeConfiguration) { Self.log("note: \($0)") }
         let analyzer = try FrameAnalyzer(detector: try resolved.makeDetector(), attributes: measurer)
         var options = AnalysisOptions()

@@ -332,14 +332,17 @@ struct AttributeModelOptions: ParsableArguments {
     @Option(help: "What reads a smile on the mesh: mesh (mouth geometry, the default) or fer (opt-in: a CNN trained on FER2013, whose terms for commercial use are unclear; install it with scripts/setup.sh --with-fer).")
     var smileModel: String = "mesh"
 
-    func configuration() throws -> AttributeConfiguration {
+    /// The configuration, its networks run by `runtime` (the detector's `--runtime`; `nil`: auto).
+    func configuration(runtime: InferenceRuntime?) throws -> AttributeConfiguration {
         guard let method = AttributeConfiguration.Method(rawValue: attributeMethod.lowercased()) else {
             throw ValidationError("--attribute-method must be auto, mesh or landmarks, not '\(attributeMethod)'")
         }
         guard let smile = AttributeConfiguration.SmileModel(rawValue: smileModel.lowercased()) else {
             throw ValidationError("--smile-model must be mesh or fer, not '\(smileModel)'")
         }
-        return AttributeConfiguration(method: method, smileModel: smile)
+        var configuration = AttributeConfiguration(method: method, smileModel: smile)
+        configuration.runtime = runtime
+        return configuration
     }
 
     /// The flags as command-line arguments, for child processes.

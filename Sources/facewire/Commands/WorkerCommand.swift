@@ -64,7 +64,7 @@ struct WorkerCommand: AsyncParsableCommand {
             "runtime": "\(resolved.runtime == .openvino ? "openvino \(OpenVINOLibrary.version)" : "opencv")",
         ])
         if let note = resolved.note { logger.notice("\(note)") }
-        configuration.attributes = try attributeModels.configuration()
+        configuration.attributes = try attributeModels.configuration(runtime: configuration.detector.runtime)
         if let note = try configuration.attributes.resolve().note { logger.notice("\(note)") }
         guard maxCaptures >= 0 else { throw ValidationError("--max-captures must be 0 or more") }
         configuration.maxCaptures = maxCaptures
