@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -31,6 +30,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "compare"))
 import measure  # noqa: E402  (the benchmarks' shared process helpers)
+from ports import free_ports  # noqa: E402
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--binary", default=".build/release/facewire")
@@ -51,12 +51,6 @@ if args.smoke:
 SMOKE_COLLECTOR = ["--max-delay", "30000"] if args.smoke else []
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def raw_rate(messages, size):
     out = subprocess.run([args.binary, "bench", "zmq-rate", "--messages", str(messages), "--bytes", str(size)],
                          capture_output=True, text=True, check=True).stdout
@@ -74,7 +68,7 @@ def wait_for_log(path, message, timeout=30):
 
 
 def run(logs, streams):
-    control, publish = free_port(), free_port()
+    control, publish = free_ports(2)
     collector_log = os.path.join(logs, f"collector-{streams}.stderr")
     tail_out = os.path.join(logs, f"tail-{streams}.jsonl")
     tail_log = os.path.join(logs, f"tail-{streams}.stderr")

@@ -30,7 +30,6 @@ import argparse
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -42,6 +41,7 @@ import zmq
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "compare"))
 import measure  # noqa: E402  (the benchmarks' shared process helpers)
+from ports import free_ports  # noqa: E402
 
 try:
     import cv2
@@ -79,12 +79,6 @@ FRAMES = max(1, int(args.fps * args.seconds))
 STREAM = "preview-bench"
 TOPIC = STREAM.encode() + b"\0"
 CONFIGS = ["off", "no viewer", "one viewer"]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -210,7 +204,7 @@ class Viewer(threading.Thread):
 
 
 def run(config, directory, context):
-    ports = [free_port() for _ in range(4)]
+    ports = free_ports(4)
     control, publish = f"tcp://127.0.0.1:{ports[0]}", f"tcp://127.0.0.1:{ports[1]}"
     frames_at, preview_at = f"tcp://127.0.0.1:{ports[2]}", f"tcp://127.0.0.1:{ports[3]}"
     logs = {name: os.path.join(directory, f"{name}.log") for name in ("collector", "worker", "capture")}
