@@ -1,4 +1,5 @@
 import FacewireDetection
+import FacewireOpenCV
 import Foundation
 import Testing
 
@@ -49,9 +50,11 @@ struct ConfigurationTests {
         try Data([0]).write(to: dir.appendingPathComponent(YuNetDetector.modelFileName))
         #expect(try DetectorConfiguration().resolve(environment: env).backend == .yunet)
         try Data([0]).write(to: dir.appendingPathComponent(CenterFaceDetector.modelFileName))
-        let both = try DetectorConfiguration().resolve(environment: env)
+        var onOpenCV = DetectorConfiguration()
+        onOpenCV.runtime = .opencv  // auto would add a note that OpenVINO is not in this HOME
+        let both = try onOpenCV.resolve(environment: env)
         #expect(both.backend == DetectorConfiguration.preferredModels[0].backend)
-        #expect(both.note == nil)
+        #expect(both.note == nil, "a model was found: nothing to say")
         // An explicit backend without a path finds its own file.
         let yunet = try DetectorConfiguration(backend: .yunet, inputWidth: 640).resolve(environment: env)
         #expect(yunet.modelPath == dir.appendingPathComponent(YuNetDetector.modelFileName).path)
