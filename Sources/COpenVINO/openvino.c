@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +62,7 @@ static struct {
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static const char *load_path;
 static char load_error[512];
-static int load_status = -1;
+static atomic_int load_status = -1;  // read by fwov_loaded from any thread
 static ov_core_t *core;  // one per process: it owns the CPU plugin and its thread pools
 static char version[128];
 
@@ -73,7 +74,8 @@ static void set_error(char *error, size_t size, const char *format, ...) {
     va_end(arguments);
 }
 
-/// OpenVINO's message for the last failure on this thread (or the status' generic text).
+/// OpenVINO's message for the last failure (its library keeps one, process-wide; ov_get_last_err_msg returns a copy
+/// to be released with ov_free).
 static void ov_error(char *error, size_t size, const char *what, ov_status_e status) {
     const char *message = api.get_last_err_msg ? api.get_last_err_msg() : NULL;
     set_error(error, size, "%s failed (status %d)%s%s", what, status, message && message[0] ? ": " : "",
