@@ -61,6 +61,10 @@ constexpr double kShrinkAbove = 2.0;
 constexpr double kSampleOffset = 0.0;
 /// Largest accepted ROI side, image pixels (anything larger is a caller's bug, and the shrink buffer would be huge).
 constexpr double kMaxRoiSize = 1 << 16;
+/// The most crops one OpenVINO inference takes (a larger call runs in several).
+constexpr int kMaxBatch = 64;
+/// The most ROIs one batch call accepts (two eyes for each of the mesh's 64 faces).
+constexpr int kMaxBatchCall = 128;
 
 } // namespace
 
@@ -77,8 +81,11 @@ struct fwcv_landmark_net {
     /// create time).
     std::vector<cv::String> output_names;
     std::vector<size_t> output_index;
-    /// 1 x C x N x N, CV_32F, filled in place for each run.
+    /// `batch` x C x N x N, CV_32F, over `input` (which grows to the largest batch and stays: no allocation per
+    /// frame), filled in place for each run.
     cv::Mat blob;
+    std::vector<float> input;
+    int batch = 0;
     /// Reused buffers: the region cut out and shrunk (large ROIs), the N x N crop, its grey version, the Laplacian.
     cv::Mat shrunk, crop, grey, laplacian;
     std::vector<cv::Mat> outputs;
@@ -86,6 +93,24 @@ struct fwcv_landmark_net {
     std::vector<const float *> data;
     /// The warp matrix handed to cv::warpAffine.
     cv::Mat warp = cv::Mat(2, 3, CV_64F);
+
+    /// The most crops one inference takes: OpenVINO runs a batch (the networks' batch dimension is left free), OpenCV
+    /// one crop at a time.
+    int max_batch() const { return openvino ? kMaxBatch : 1; }
+
+    /// Shapes `blob` for `count` crops (1...max_batch()).
+    void begin_batch(int count) {
+        const size_t per_crop = static_cast<size_t>(spec.channels) * spec.side * spec.side;
+        if (input.size() < per_crop * static_cast<size_t>(count)) input.resize(per_crop * static_cast<size_t>(count));
+        const int shape[4] = {count, spec.channels, spec.side, spec.side};
+        blob = cv::Mat(4, shape, CV_32F, input.data());
+        batch = count;
+    }
+
+    /// Where crop `index` of the batch goes in `blob`.
+    float *slot(int index) {
+        return input.data() + static_cast<size_t>(index) * spec.channels * spec.side * spec.side;
+    }
 
     /// Runs the network on `blob` and returns every output (OpenVINO's stay valid until the next run).
     void run_all() {
@@ -97,7 +122,9 @@ struct fwcv_landmark_net {
         }
     }
 
-    /// Runs the network on `blob`, checks the output sizes and points `data` at each output's floats.
+    /// Runs the network on the `batch` crops of `blob`, checks the output sizes and points `data` at each output's
+    /// floats: crop j's part of output i starts at `data[i] + j * spec.output_sizes[i]` (the outputs keep the batch
+    /// order, whatever shape a model gives them).
     void forward() {
         run_all();
         data.clear();
@@ -105,9 +132,10 @@ struct fwcv_landmark_net {
             if (output_index[i] >= outputs.size())
                 throw std::runtime_error("the network returned " + std::to_string(outputs.size()) + " outputs");
             const cv::Mat &m = outputs[output_index[i]];
-            if (m.depth() != CV_32F || !m.isContinuous() || m.total() * static_cast<size_t>(m.channels()) != spec.output_sizes[i])
+            const size_t wanted = spec.output_sizes[i] * static_cast<size_t>(batch);
+            if (m.depth() != CV_32F || !m.isContinuous() || m.total() * static_cast<size_t>(m.channels()) != wanted)
                 throw std::runtime_error("output " + output_names[i] + " has " + std::to_string(m.total()) +
-                                         " elements, expected " + std::to_string(spec.output_sizes[i]));
+                                         " elements, expected " + std::to_string(wanted));
             data.push_back(m.ptr<float>());
         }
     }
@@ -180,11 +208,12 @@ struct fwcv_landmark_net {
                        cv::Scalar::all(0));
     }
 
-    /// Fills `blob` from `crop` (BGR or grey): RGB planes (grey copied to all three) or one grey plane.
-    void fill_blob() {
+    /// Fills crop `index` of `blob` from `crop` (BGR or grey): RGB planes (grey copied to all three) or one grey
+    /// plane.
+    void fill_blob(int index) {
         const int n = spec.side;
         const float scale = static_cast<float>(spec.scale), offset = static_cast<float>(spec.offset);
-        float *dst = blob.ptr<float>();
+        float *dst = slot(index);
         const size_t plane = static_cast<size_t>(n) * n;
         if (spec.channels == 1) {
             const cv::Mat *src = &crop;
@@ -215,10 +244,10 @@ struct fwcv_landmark_net {
         }
     }
 
-    /// Crops `roi` out of the image and fills `blob`.
-    void prepare(const cv::Mat &image, const double m[2][3]) {
+    /// Crops `roi` out of the image into crop `index` of `blob`.
+    void prepare(const cv::Mat &image, const double m[2][3], int index = 0) {
         sample(image, m);
-        fill_blob();
+        fill_blob(index);
     }
 
     /// Maps `count` (x, y, z) crop points to image points in place.
@@ -316,8 +345,9 @@ fwcv_landmark_net *fwcv_landmark_net_create(const char *onnx_path, int kind, int
         net->path = path;
         net->spec = spec;
         if (runtime == FWCV_RUNTIME_OPENVINO) {
+            // The batch dimension left free: a frame's faces (or eyes) go through in one inference.
             net->openvino = std::make_unique<fwcv_shim::OpenVINONetwork>(
-                path, std::vector<int64_t>{1, spec.channels, spec.side, spec.side}, 1);
+                path, std::vector<int64_t>{-1, spec.channels, spec.side, spec.side}, 1);
             for (size_t i = 0; i < net->openvino->outputs(); ++i) net->all_names.push_back(net->openvino->output_name(i));
         } else {
             net->net = cv::dnn::readNetFromONNX(path);
@@ -329,8 +359,7 @@ fwcv_landmark_net *fwcv_landmark_net_create(const char *onnx_path, int kind, int
 
         // Dry run on a blank input of the expected shape: proves the input shape is accepted and finds the outputs
         // by their element counts (each expected count must match exactly one output).
-        const int shape[4] = {1, spec.channels, spec.side, spec.side};
-        net->blob.create(4, shape, CV_32F);
+        net->begin_batch(1);
         net->blob.setTo(cv::Scalar::all(0));
         net->run_all();
         const std::vector<cv::String> &names = net->all_names;
@@ -400,7 +429,8 @@ int fwcv_landmark_net_run_raw(fwcv_landmark_net *net, const float *input, size_t
         return -1;
     }
     bool ok = guarded(err, errlen, std::string(net->spec.what) + " failed", [&] {
-        std::memcpy(net->blob.ptr<float>(), input, wanted_in * sizeof(float));
+        net->begin_batch(1);
+        std::memcpy(net->slot(0), input, wanted_in * sizeof(float));
         net->forward();
         const std::vector<const float *> &data = net->data;
         float *dst = output;
@@ -414,29 +444,94 @@ int fwcv_landmark_net_run_raw(fwcv_landmark_net *net, const float *input, size_t
     return 0;
 }
 
-int fwcv_face_mesh(fwcv_landmark_net *net, const uint8_t *pixels, int width, int height, int stride, int channels,
-                   const fwcv_roi *roi, fwcv_mesh_result *out, char *err, size_t errlen) {
+int fwcv_face_mesh_batch(fwcv_landmark_net *net, const uint8_t *pixels, int width, int height, int stride, int channels,
+                         const fwcv_roi *rois, int count, fwcv_mesh_result *out, char *err, size_t errlen) {
     clear_error(err, errlen);
-    if (out == nullptr) {
-        write_error(err, errlen, "fwcv_face_mesh: no result buffer");
+    if (out == nullptr || rois == nullptr || count < 1 || count > kMaxBatchCall) {
+        write_error(err, errlen, "fwcv_face_mesh: no ROI or result buffer, or " + std::to_string(count) + " ROIs (1..." +
+                                     std::to_string(kMaxBatchCall) + ")");
         return -1;
     }
-    std::memset(out, 0, sizeof(*out));
-    if (!check_net(net, FWCV_NET_MESH, "fwcv_face_mesh", err, errlen) ||
-        !check_image(pixels, width, height, stride, channels, roi, "fwcv_face_mesh", err, errlen))
-        return -1;
+    std::memset(out, 0, sizeof(*out) * static_cast<size_t>(count));
+    if (!check_net(net, FWCV_NET_MESH, "fwcv_face_mesh", err, errlen)) return -1;
+    for (int i = 0; i < count; ++i) {
+        if (!check_image(pixels, width, height, stride, channels, &rois[i], "fwcv_face_mesh", err, errlen)) return -1;
+    }
     bool ok = guarded(err, errlen, "face mesh failed", [&] {
-        double m[2][3];
-        net->roi_matrix(*roi, false, m);
-        net->prepare(image_header(pixels, width, height, stride, channels), m);
-        net->forward();
-        const std::vector<const float *> &data = net->data;
-        net->map_back(data[0], out->points, FWCV_MESH_POINTS, m, roi->size / static_cast<double>(net->spec.side));
-        out->presence = static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(data[1][0]))));
-        out->sharpness = static_cast<float>(net->sharpness());
+        const cv::Mat image = image_header(pixels, width, height, stride, channels);
+        const size_t points = net->spec.output_sizes[0], presence = net->spec.output_sizes[1];
+        double m[kMaxBatch][2][3];
+        for (int first = 0; first < count; first += net->max_batch()) {
+            const int n = std::min(net->max_batch(), count - first);
+            net->begin_batch(n);
+            for (int j = 0; j < n; ++j) {
+                net->roi_matrix(rois[first + j], false, m[j]);
+                net->prepare(image, m[j], j);
+                out[first + j].sharpness = static_cast<float>(net->sharpness());  // of this crop, before the next
+            }
+            net->forward();
+            for (int j = 0; j < n; ++j) {
+                fwcv_mesh_result &result = out[first + j];
+                const double z_scale = rois[first + j].size / static_cast<double>(net->spec.side);
+                net->map_back(net->data[0] + j * points, result.points, FWCV_MESH_POINTS, m[j], z_scale);
+                result.presence = static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(net->data[1][j * presence]))));
+            }
+        }
     });
     if (!ok) {
-        std::memset(out, 0, sizeof(*out));
+        std::memset(out, 0, sizeof(*out) * static_cast<size_t>(count));
+        return -1;
+    }
+    return 0;
+}
+
+int fwcv_face_mesh(fwcv_landmark_net *net, const uint8_t *pixels, int width, int height, int stride, int channels,
+                   const fwcv_roi *roi, fwcv_mesh_result *out, char *err, size_t errlen) {
+    if (roi == nullptr || out == nullptr) {
+        clear_error(err, errlen);
+        write_error(err, errlen, "fwcv_face_mesh: no ROI or result buffer");
+        if (out != nullptr) std::memset(out, 0, sizeof(*out));
+        return -1;
+    }
+    return fwcv_face_mesh_batch(net, pixels, width, height, stride, channels, roi, 1, out, err, errlen);
+}
+
+int fwcv_iris_batch(fwcv_landmark_net *net, const uint8_t *pixels, int width, int height, int stride, int channels,
+                    const fwcv_roi *rois, const int *mirror, int count, fwcv_iris_result *out, char *err, size_t errlen) {
+    clear_error(err, errlen);
+    if (out == nullptr || rois == nullptr || mirror == nullptr || count < 1 || count > kMaxBatchCall) {
+        write_error(err, errlen, "fwcv_iris: no ROI, mirror flag or result buffer, or " + std::to_string(count) +
+                                     " ROIs (1..." + std::to_string(kMaxBatchCall) + ")");
+        return -1;
+    }
+    std::memset(out, 0, sizeof(*out) * static_cast<size_t>(count));
+    if (!check_net(net, FWCV_NET_IRIS, "fwcv_iris", err, errlen)) return -1;
+    for (int i = 0; i < count; ++i) {
+        if (!check_image(pixels, width, height, stride, channels, &rois[i], "fwcv_iris", err, errlen)) return -1;
+    }
+    bool ok = guarded(err, errlen, "iris failed", [&] {
+        const cv::Mat image = image_header(pixels, width, height, stride, channels);
+        const size_t contour = net->spec.output_sizes[0], iris = net->spec.output_sizes[1];
+        double m[kMaxBatch][2][3];
+        for (int first = 0; first < count; first += net->max_batch()) {
+            const int n = std::min(net->max_batch(), count - first);
+            net->begin_batch(n);
+            for (int j = 0; j < n; ++j) {
+                // Mirrored: the crop matrix itself reflects crop x about the centre line, so sampling with it gives
+                // the flipped crop and mapping the points with it un-flips them (x -> N - x) on the way back.
+                net->roi_matrix(rois[first + j], mirror[first + j] != 0, m[j]);
+                net->prepare(image, m[j], j);
+            }
+            net->forward();
+            for (int j = 0; j < n; ++j) {
+                const double z_scale = rois[first + j].size / static_cast<double>(net->spec.side);
+                net->map_back(net->data[0] + j * contour, out[first + j].contour, FWCV_IRIS_CONTOUR_POINTS, m[j], z_scale);
+                net->map_back(net->data[1] + j * iris, out[first + j].iris, FWCV_IRIS_POINTS, m[j], z_scale);
+            }
+        }
+    });
+    if (!ok) {
+        std::memset(out, 0, sizeof(*out) * static_cast<size_t>(count));
         return -1;
     }
     return 0;
@@ -444,32 +539,13 @@ int fwcv_face_mesh(fwcv_landmark_net *net, const uint8_t *pixels, int width, int
 
 int fwcv_iris(fwcv_landmark_net *net, const uint8_t *pixels, int width, int height, int stride, int channels,
               const fwcv_roi *roi, int mirror, fwcv_iris_result *out, char *err, size_t errlen) {
-    clear_error(err, errlen);
-    if (out == nullptr) {
-        write_error(err, errlen, "fwcv_iris: no result buffer");
+    if (roi == nullptr || out == nullptr) {
+        clear_error(err, errlen);
+        write_error(err, errlen, "fwcv_iris: no ROI or result buffer");
+        if (out != nullptr) std::memset(out, 0, sizeof(*out));
         return -1;
     }
-    std::memset(out, 0, sizeof(*out));
-    if (!check_net(net, FWCV_NET_IRIS, "fwcv_iris", err, errlen) ||
-        !check_image(pixels, width, height, stride, channels, roi, "fwcv_iris", err, errlen))
-        return -1;
-    bool ok = guarded(err, errlen, "iris failed", [&] {
-        // Mirrored: the crop matrix itself reflects crop x about the centre line, so sampling with it gives the
-        // flipped crop and mapping the points with it un-flips them (x -> N - x) on the way back.
-        double m[2][3];
-        net->roi_matrix(*roi, mirror != 0, m);
-        net->prepare(image_header(pixels, width, height, stride, channels), m);
-        net->forward();
-        const std::vector<const float *> &data = net->data;
-        const double z_scale = roi->size / static_cast<double>(net->spec.side);
-        net->map_back(data[0], out->contour, FWCV_IRIS_CONTOUR_POINTS, m, z_scale);
-        net->map_back(data[1], out->iris, FWCV_IRIS_POINTS, m, z_scale);
-    });
-    if (!ok) {
-        std::memset(out, 0, sizeof(*out));
-        return -1;
-    }
-    return 0;
+    return fwcv_iris_batch(net, pixels, width, height, stride, channels, roi, &mirror, 1, out, err, errlen);
 }
 
 int fwcv_emotion(fwcv_landmark_net *net, const uint8_t *pixels, int width, int height, int stride, int channels,
@@ -486,6 +562,7 @@ int fwcv_emotion(fwcv_landmark_net *net, const uint8_t *pixels, int width, int h
     bool ok = guarded(err, errlen, "emotion classifier failed", [&] {
         double m[2][3];
         net->roi_matrix(*roi, false, m);
+        net->begin_batch(1);
         net->prepare(image_header(pixels, width, height, stride, channels), m);
         net->forward();
         const std::vector<const float *> &data = net->data;

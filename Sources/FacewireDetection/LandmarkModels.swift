@@ -140,8 +140,17 @@ public final class FaceMeshModel: LandmarkModel {
     /// Runs the mesh on `roi` of `image` (grey or BGR).
     /// - Throws: ``DetectionError`` `.detectionFailed` (e.g. an invalid ROI) or `.invalidImage`.
     public func run(_ image: PixelImage, roi: FaceROI) throws -> FaceMeshOutput {
-        let result = try net.run(image, what: "face mesh") { net throws(OpenCVError) in try net.faceMesh(image, region: roi.region) }
-        return FaceMeshOutput(points: result.points, presence: result.presence, sharpness: result.sharpness)
+        try run(image, rois: [roi])[0]
+    }
+
+    /// Runs the mesh on each of `rois` of `image` (at most ``OpenCVLandmarkNet/maxBatch``), in one inference when
+    /// OpenVINO runs it; the outputs in the ROIs' order.
+    /// - Throws: ``DetectionError`` `.detectionFailed` (e.g. an invalid ROI) or `.invalidImage`.
+    public func run(_ image: PixelImage, rois: [FaceROI]) throws -> [FaceMeshOutput] {
+        let results = try net.run(image, what: "face mesh") { net throws(OpenCVError) in
+            try net.faceMeshes(image, regions: rois.map(\.region))
+        }
+        return results.map { FaceMeshOutput(points: $0.points, presence: $0.presence, sharpness: $0.sharpness) }
     }
 
     /// Runs the network on an exactly prepared input (1 × 3 × 192 × 192 floats, RGB planes, byte / 255) and returns
@@ -181,10 +190,17 @@ public final class IrisModel: LandmarkModel {
     /// inference (MediaPipe does so for the subject's right eye); the points come back in image pixels either way.
     /// - Throws: ``DetectionError`` `.detectionFailed` or `.invalidImage`.
     public func run(_ image: PixelImage, roi: FaceROI, mirror: Bool) throws -> IrisOutput {
-        let result = try net.run(image, what: "iris") { net throws(OpenCVError) in
-            try net.iris(image, region: roi.region, mirror: mirror)
+        try run(image, rois: [(roi, mirror)])[0]
+    }
+
+    /// Runs the iris model on each of `rois` of `image` (each flipped first when its `mirror` is set; at most
+    /// ``OpenCVLandmarkNet/maxBatch``), in one inference when OpenVINO runs it; the outputs in the ROIs' order.
+    /// - Throws: ``DetectionError`` `.detectionFailed` or `.invalidImage`.
+    public func run(_ image: PixelImage, rois: [(roi: FaceROI, mirror: Bool)]) throws -> [IrisOutput] {
+        let results = try net.run(image, what: "iris") { net throws(OpenCVError) in
+            try net.irises(image, regions: rois.map { ($0.roi.region, $0.mirror) })
         }
-        return IrisOutput(contour: result.contour, iris: result.iris)
+        return results.map { IrisOutput(contour: $0.contour, iris: $0.iris) }
     }
 
     /// Runs the network on an exactly prepared input (1 × 3 × 64 × 64 floats, RGB planes, byte / 255) and returns

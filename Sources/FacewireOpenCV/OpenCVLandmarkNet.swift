@@ -60,30 +60,68 @@ public final class OpenCVLandmarkNet {
 
     deinit { fwcv_landmark_net_destroy(handle) }
 
-    /// The face mesh on `region` of `image`: 468 (x, y, z) points in image pixels, the face-presence score and the
-    /// crop's sharpness.
+    /// The most regions one ``faceMeshes(_:regions:)`` or ``irises(_:regions:)`` call takes.
+    public static let maxBatch = 128
+
+    /// The face mesh on each of `regions` of `image` (at most ``maxBatch``; in one inference on OpenVINO): 468
+    /// (x, y, z) points in image pixels, the face-presence score and the crop's sharpness, in the regions' order.
+    public func faceMeshes(_ image: PixelImage, regions: [OpenCVRegion]) throws(OpenCVError)
+        -> [(points: [SIMD3<Float>], presence: Float, sharpness: Float)]
+    {
+        guard !regions.isEmpty else { return [] }
+        var results = [fwcv_mesh_result](repeating: fwcv_mesh_result(), count: regions.count)
+        let rois = regions.map(\.cValue)
+        try runBatch(image) { pixels, width, height, stride, channels, err, length in
+            rois.withUnsafeBufferPointer { rois in
+                results.withUnsafeMutableBufferPointer { out in
+                    fwcv_face_mesh_batch(
+                        handle, pixels, width, height, stride, channels, rois.baseAddress, Int32(rois.count), out.baseAddress,
+                        err, length)
+                }
+            }
+        }
+        return results.indices.map { i in
+            (Self.points(&results[i].points, count: Self.meshPoints), results[i].presence, results[i].sharpness)
+        }
+    }
+
+    /// The face mesh on one region (``faceMeshes(_:regions:)``).
     public func faceMesh(_ image: PixelImage, region: OpenCVRegion) throws(OpenCVError)
         -> (points: [SIMD3<Float>], presence: Float, sharpness: Float)
     {
-        var result = fwcv_mesh_result()
-        try run(image, region) { pixels, width, height, stride, channels, roi, err, length in
-            fwcv_face_mesh(handle, pixels, width, height, stride, channels, roi, &result, err, length)
-        }
-        return (Self.points(&result.points, count: Self.meshPoints), result.presence, result.sharpness)
+        try faceMeshes(image, regions: [region])[0]
     }
 
-    /// The iris model on `region` of `image` (flipped first when `mirror`): 71 contour and 5 iris (x, y, z) points
-    /// in image pixels.
+    /// The iris model on each of `regions` of `image` (each flipped first when its `mirror` is set; at most
+    /// ``maxBatch``; in one inference on OpenVINO): 71 contour and 5 iris (x, y, z) points in image pixels.
+    public func irises(_ image: PixelImage, regions: [(region: OpenCVRegion, mirror: Bool)]) throws(OpenCVError)
+        -> [(contour: [SIMD3<Float>], iris: [SIMD3<Float>])]
+    {
+        guard !regions.isEmpty else { return [] }
+        var results = [fwcv_iris_result](repeating: fwcv_iris_result(), count: regions.count)
+        let rois = regions.map(\.region.cValue)
+        let mirror = regions.map { Int32($0.mirror ? 1 : 0) }
+        try runBatch(image) { pixels, width, height, stride, channels, err, length in
+            rois.withUnsafeBufferPointer { rois in
+                mirror.withUnsafeBufferPointer { mirror in
+                    results.withUnsafeMutableBufferPointer { out in
+                        fwcv_iris_batch(
+                            handle, pixels, width, height, stride, channels, rois.baseAddress, mirror.baseAddress,
+                            Int32(rois.count), out.baseAddress, err, length)
+                    }
+                }
+            }
+        }
+        return results.indices.map { i in
+            (Self.points(&results[i].contour, count: Self.irisContourPoints), Self.points(&results[i].iris, count: Self.irisPoints))
+        }
+    }
+
+    /// The iris model on one region (``irises(_:regions:)``).
     public func iris(_ image: PixelImage, region: OpenCVRegion, mirror: Bool) throws(OpenCVError)
         -> (contour: [SIMD3<Float>], iris: [SIMD3<Float>])
     {
-        var result = fwcv_iris_result()
-        try run(image, region) { pixels, width, height, stride, channels, roi, err, length in
-            fwcv_iris(handle, pixels, width, height, stride, channels, roi, mirror ? 1 : 0, &result, err, length)
-        }
-        return (
-            Self.points(&result.contour, count: Self.irisContourPoints), Self.points(&result.iris, count: Self.irisPoints)
-        )
+        try irises(image, regions: [(region, mirror)])[0]
     }
 
     /// The expression classifier's 7 outputs on the grey crop of `region`.
@@ -110,6 +148,16 @@ public final class OpenCVLandmarkNet {
             }
         }
         return Array(output.prefix(written))
+    }
+
+    private func runBatch(
+        _ image: PixelImage, _ body: (UnsafePointer<UInt8>?, Int32, Int32, Int32, Int32, UnsafeMutablePointer<CChar>, Int) -> Int32
+    ) throws(OpenCVError) {
+        try image.bytes.withUnsafeBufferPointer { pixels throws(OpenCVError) in
+            try OpenCVCall.status { err, length in
+                body(pixels.baseAddress, Int32(image.width), Int32(image.height), Int32(image.stride), Int32(image.format.channels), err, length)
+            }
+        }
     }
 
     private func run(

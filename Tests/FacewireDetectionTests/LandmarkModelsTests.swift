@@ -407,6 +407,54 @@ struct LandmarkModelsBehaviourTests {
     }
 }
 
+/// A frame's faces (and eyes) in one call: one inference on OpenVINO, one after another on OpenCV.
+@Suite(
+    "face mesh and iris in batches",
+    .enabled(if: SharedData.available && LandmarkTestModels.installed, LandmarkTestModels.skipReason))
+struct LandmarkBatchTests {
+    @Test("a batch gives what each ROI alone gives, bit for bit, in the ROIs' order, on either runtime",
+          arguments: LandmarkModelPairTests.runtimes)
+    func batchEqualsSingles(runtime: InferenceRuntime) throws {
+        let a = try LandmarkModelsBehaviourTests.subject("skimage_astronaut.png")
+        let mesh = try FaceMeshModel(modelPath: try #require(FaceMeshModel.findModel()), runtime: runtime)
+        let iris = try IrisModel(modelPath: try #require(IrisModel.findModel()), runtime: runtime)
+        // Five ROIs of different sizes, angles and places (one mostly off the image), the face's own first.
+        let rois = [a.roi] + [(0.7, 10), (1.4, -25), (1.0, 90), (3.0, 5)].map { scale, angle in
+            FaceROI(center: FacePoint(x: a.roi.center.x + Float(angle), y: a.roi.center.y), size: a.roi.size * Float(scale),
+                    angleDegrees: Float(angle))
+        }
+        let batch = try mesh.run(a.image, rois: rois)
+        #expect(batch.count == rois.count)
+        for (index, roi) in rois.enumerated() {
+            #expect(try mesh.run(a.image, roi: roi) == batch[index], "mesh ROI \(index)")
+        }
+        #expect(batch[0] != batch[1], "different ROIs give different meshes (the comparison can fail)")
+        let eyes = try #require(MeshGeometry.eyeROIs(mesh: batch[0].points))
+        let pairs = [(eyes.left, false), (eyes.right, true), (eyes.right, false), (eyes.left, true)]
+        let irises = try iris.run(a.image, rois: pairs.map { (roi: $0.0, mirror: $0.1) })
+        for (index, pair) in pairs.enumerated() {
+            #expect(try iris.run(a.image, roi: pair.0, mirror: pair.1) == irises[index], "iris \(index)")
+        }
+        #expect(try mesh.run(a.image, rois: []).isEmpty && iris.run(a.image, rois: []).isEmpty)
+    }
+
+    @Test("more ROIs than a call takes, or an invalid one among valid ones, fail the call (detectionFailed), not the process",
+          arguments: LandmarkModelPairTests.runtimes)
+    func hostileBatches(runtime: InferenceRuntime) throws {
+        let mesh = try FaceMeshModel(modelPath: try #require(FaceMeshModel.findModel()), runtime: runtime)
+        let image = PixelImage(width: 64, height: 48, format: .bgr)
+        let good = FaceROI(center: FacePoint(x: 30, y: 20), size: 40)
+        let tooMany = [FaceROI](repeating: good, count: OpenCVLandmarkNet.maxBatch + 1)
+        let error = #expect(throws: DetectionError.self) { _ = try mesh.run(image, rois: tooMany) }
+        #expect(error?.code == .detectionFailed)
+        for bad in [FaceROI(center: FacePoint(x: 10, y: 10), size: 0), FaceROI(center: FacePoint(x: .infinity, y: 10), size: 20)] {
+            #expect(throws: DetectionError.self) { _ = try mesh.run(image, rois: [good, good, bad]) }
+        }
+        // The most a call takes runs (in two OpenVINO inferences of 64).
+        #expect(try mesh.run(image, rois: [FaceROI](repeating: good, count: OpenCVLandmarkNet.maxBatch)).count == OpenCVLandmarkNet.maxBatch)
+    }
+}
+
 @Suite("landmark models: errors")
 struct LandmarkModelErrorTests {
     @Test("a missing file is modelNotFound, naming the path")

@@ -229,6 +229,10 @@ typedef struct fwcv_mesh_result {
 /// Returns 0, or -1 on error.
 int fwcv_face_mesh(fwcv_landmark_net *net, const uint8_t *pixels, int width, int height, int stride, int channels,
                    const fwcv_roi *roi, fwcv_mesh_result *out, char *err, size_t errlen);
+/// The face mesh on `count` ROIs (1...128) of one image: `out[i]` for `rois[i]`. On OpenVINO in one inference (up to
+/// 64 at a time), on OpenCV one after another; the same results either way. Returns 0, or -1 (every result zeroed).
+int fwcv_face_mesh_batch(fwcv_landmark_net *net, const uint8_t *pixels, int width, int height, int stride, int channels,
+                         const fwcv_roi *rois, int count, fwcv_mesh_result *out, char *err, size_t errlen);
 
 typedef struct fwcv_iris_result {
     /// 71 x (x, y, z) eye contour and brow points, image pixels.
@@ -242,6 +246,9 @@ typedef struct fwcv_iris_result {
 /// the subject's right eye. Points are in image pixels either way. Returns 0, or -1 on error.
 int fwcv_iris(fwcv_landmark_net *net, const uint8_t *pixels, int width, int height, int stride, int channels,
               const fwcv_roi *roi, int mirror, fwcv_iris_result *out, char *err, size_t errlen);
+/// The iris network on `count` ROIs (1...128), `mirror[i]` for `rois[i]`, as fwcv_face_mesh_batch batches the mesh.
+int fwcv_iris_batch(fwcv_landmark_net *net, const uint8_t *pixels, int width, int height, int stride, int channels,
+                    const fwcv_roi *rois, const int *mirror, int count, fwcv_iris_result *out, char *err, size_t errlen);
 
 /// Runs the emotion classifier on the grey ROI crop: writes its 7 outputs. Returns 0, or -1 on error.
 int fwcv_emotion(fwcv_landmark_net *net, const uint8_t *pixels, int width, int height, int stride, int channels,

@@ -49,20 +49,53 @@ public final class MeshAttributeMeasurer: FaceAttributeMeasurer {
             try fallback.measure(image, faces: &faces, options: options)
             return
         }
-        // The mesh budget goes to the largest faces.
+        // The mesh budget goes to the largest faces. Every face it can run on goes through in one batch (one inference
+        // on OpenVINO), then the eyes of the faces it found in a second; the rest are measured on their 5 landmarks.
         let bySize = faces.indices.sorted { faces[$0].bounds.height > faces[$1].bounds.height }
-        for (rank, index) in bySize.enumerated() {
-            let measured = rank < Self.maxMeshFaces ? try measureWithMesh(image, face: &faces[index], options: options) : false
-            if !measured { try fallback.measure(image, face: &faces[index], options: options) }
+        let meshed = bySize.prefix(Self.maxMeshFaces).compactMap { index in Self.meshROI(faces[index]).map { (index, $0) } }
+        let outputs = try mesh.run(image, rois: meshed.map(\.1))
+        var measured = Set<Int>()
+        var eyes: [(index: Int, left: FaceROI, right: FaceROI)] = []
+        for ((index, roi), output) in zip(meshed, outputs) {
+            guard try apply(output, roi: roi, image: image, face: &faces[index], options: options) else { continue }
+            measured.insert(index)
+            if options.classifiers.contains(.eyes), let pair = MeshGeometry.eyeROIs(mesh: output.points),
+                Self.isUsable(pair.left), Self.isUsable(pair.right)
+            {
+                eyes.append((index, pair.left, pair.right))
+            }
+        }
+        if !eyes.isEmpty {
+            let irises = try iris.run(image, rois: eyes.flatMap { [($0.left, false), ($0.right, true)] })
+            for (k, eye) in eyes.enumerated() {
+                let left = MeshGeometry.eyeAperture(contour: irises[2 * k].contour)
+                let right = MeshGeometry.eyeAperture(contour: irises[2 * k + 1].contour)
+                let leftOpenness = MeshGeometry.eyeOpenness(aperture: left)
+                let rightOpenness = MeshGeometry.eyeOpenness(aperture: right)
+                faces[eye.index].expression.leftEyeOpenness = leftOpenness
+                faces[eye.index].expression.rightEyeOpenness = rightOpenness
+                faces[eye.index].expression.leftEyeClosedScore = 1 - leftOpenness
+                faces[eye.index].expression.leftEyeClosed = left < MeshGeometry.eyeClosedAperture
+                faces[eye.index].expression.rightEyeClosedScore = 1 - rightOpenness
+                faces[eye.index].expression.rightEyeClosed = right < MeshGeometry.eyeClosedAperture
+            }
+        }
+        for index in bySize where !measured.contains(index) {
+            try fallback.measure(image, face: &faces[index], options: options)
         }
     }
 
-    /// Measures one face on the mesh; false (the face untouched) when the mesh cannot be used for it.
-    func measureWithMesh(_ image: PixelImage, face: inout DetectedFace, options: AnalysisOptions) throws -> Bool {
-        guard face.bounds.height >= Self.minimumFaceHeight, let five = face.fivePoints,
-            let roi = MeshGeometry.meshROI(fivePoints: five), Self.isUsable(roi)
-        else { return false }
-        let output = try mesh.run(image, roi: roi)
+    /// The mesh ROI of a face the mesh can run on: tall enough, with the detector's five points, a usable ROI.
+    static func meshROI(_ face: DetectedFace) -> FaceROI? {
+        guard face.bounds.height >= minimumFaceHeight, let five = face.fivePoints, let roi = MeshGeometry.meshROI(fivePoints: five),
+            isUsable(roi)
+        else { return nil }
+        return roi
+    }
+
+    /// Sets what the mesh `output` of `roi` says about `face` (all but the eyes, which the iris model reads); false
+    /// (the face untouched) when the mesh found no usable face there.
+    func apply(_ output: FaceMeshOutput, roi: FaceROI, image: PixelImage, face: inout DetectedFace, options: AnalysisOptions) throws -> Bool {
         guard output.presence >= Self.minimumPresence, output.points.count == MeshGeometry.meshPointCount else { return false }
         let points = output.points
         let classifiers = options.classifiers
@@ -87,20 +120,6 @@ public final class MeshAttributeMeasurer: FaceAttributeMeasurer {
                 face.expression.smileScore = score
                 face.expression.hasSmile = score >= 0.5
             }
-        }
-        if classifiers.contains(.eyes), let eyes = MeshGeometry.eyeROIs(mesh: points), Self.isUsable(eyes.left),
-            Self.isUsable(eyes.right)
-        {
-            let left = MeshGeometry.eyeAperture(contour: try iris.run(image, roi: eyes.left, mirror: false).contour)
-            let right = MeshGeometry.eyeAperture(contour: try iris.run(image, roi: eyes.right, mirror: true).contour)
-            let leftOpenness = MeshGeometry.eyeOpenness(aperture: left)
-            let rightOpenness = MeshGeometry.eyeOpenness(aperture: right)
-            face.expression.leftEyeOpenness = leftOpenness
-            face.expression.rightEyeOpenness = rightOpenness
-            face.expression.leftEyeClosedScore = 1 - leftOpenness
-            face.expression.leftEyeClosed = left < MeshGeometry.eyeClosedAperture
-            face.expression.rightEyeClosedScore = 1 - rightOpenness
-            face.expression.rightEyeClosed = right < MeshGeometry.eyeClosedAperture
         }
         if classifiers.contains(.quality) {
             face.quality = FaceQuality.score(
