@@ -36,7 +36,7 @@ struct DetectCommand: ParsableCommand {
         setOpenCVThreads(1)
         let options = try analysis.options()
         let analyzer = try FrameAnalyzer(
-            detector: try makeFaceDetector(try detector.configuration()),
+            detector: try detector.resolved(logging: logger).makeDetector(),
             attributes: try makeAttributeMeasurer(try attributeModels.configuration(runtime: try detector.configuration().runtime)) { logger.notice("\($0)") })
         let frameSource = try openFrameSource(source, loop: loop, jpegQuality: 85)
         let printer = LinePrinter(events: false)

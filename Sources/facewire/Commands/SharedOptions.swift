@@ -150,6 +150,18 @@ struct DetectorOptions: ParsableArguments {
     }
 
     /// The same options as command-line arguments, for child processes.
+    /// Resolves the configuration once and logs the choice: backend, model, runtime (and OpenVINO's version), and
+    /// the note when the choice differs from what was asked (a fallback).
+    func resolved(logging logger: Logger) throws -> ResolvedDetector {
+        let resolved = try configuration().resolve()
+        logger.info("detector", metadata: [
+            "backend": "\(resolved.backend.rawValue)", "model": "\(resolved.modelPath ?? "-")",
+            "runtime": "\(resolved.runtime == .openvino ? "openvino \(OpenVINOLibrary.version)" : "opencv")",
+        ])
+        if let note = resolved.note { logger.notice("\(note)") }
+        return resolved
+    }
+
     var arguments: [String] {
         var result = ["--detector", detector]
         if let model { result += ["--model", model] }

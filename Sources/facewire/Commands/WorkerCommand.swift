@@ -1,6 +1,5 @@
 import ArgumentParser
 import FacewireDetection
-import FacewireOpenCV
 import FacewireProtocol
 import FacewireRuntime
 import FacewireWorker
@@ -58,12 +57,7 @@ struct WorkerCommand: AsyncParsableCommand {
             workerID: id ?? defaultNodeID(),
             analysis: try analysis.options()
         )
-        let resolved = try configuration.detector.resolve()
-        logger.info("detector", metadata: [
-            "backend": "\(resolved.backend.rawValue)", "model": "\(resolved.modelPath ?? "-")",
-            "runtime": "\(resolved.runtime == .openvino ? "openvino \(OpenVINOLibrary.version)" : "opencv")",
-        ])
-        if let note = resolved.note { logger.notice("\(note)") }
+        _ = try detector.resolved(logging: logger)
         configuration.attributes = try attributeModels.configuration(runtime: configuration.detector.runtime)
         if let note = try configuration.attributes.resolve().note { logger.notice("\(note)") }
         guard maxCaptures >= 0 else { throw ValidationError("--max-captures must be 0 or more") }
