@@ -1,5 +1,5 @@
-// Face detection behind the plain C interface in COpenCV.h: YuNet (cv::FaceDetectorYN, or OpenVINO), CenterFace (cv::dnn or OpenVINO, with
-// our own decoding) and Haar/LBP cascades. No C++ exception leaves this file.
+// Face detection behind the plain C interface in COpenCV.h: YuNet (cv::FaceDetectorYN, or OpenVINO), CenterFace
+// (cv::dnn or OpenVINO, with our own decoding) and Haar/LBP cascades. No C++ exception leaves this file.
 #include "COpenCV.h"
 #include "openvino_network.hpp"
 #include "shim_guard.hpp"

@@ -1,6 +1,6 @@
 // Landmark networks behind the plain C interface in COpenCV.h: MediaPipe's face mesh and iris models and an emotion
-// classifier, as ONNX through cv::dnn or OpenVINO, on a rotated square crop of the image (fwcv_roi). No C++ exception leaves
-// this file.
+// classifier, as ONNX through cv::dnn or OpenVINO, on a rotated square crop of the image (fwcv_roi). No C++
+// exception leaves this file.
 //
 // Crop geometry (see COpenCV.h): crop coordinate q shows image point p = c + k R(a) (q - N/2), k = size / N, and crop
 // pixel j is sampled at q = j + kSampleOffset (0: MediaPipe's convention). The warp hands that crop -> image matrix
