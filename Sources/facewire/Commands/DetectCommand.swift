@@ -35,9 +35,13 @@ struct DetectCommand: ParsableCommand {
         let logger = try log.makeLogger("facewire.detect")
         setOpenCVThreads(1)
         let options = try analysis.options()
+        let resolved = try detector.resolved(logging: logger)
         let analyzer = try FrameAnalyzer(
-            detector: try detector.resolved(logging: logger).makeDetector(),
-            attributes: try makeAttributeMeasurer(try attributeModels.configuration(runtime: try detector.configuration().runtime)) { logger.notice("\($0)") })
+            detector: try resolved.makeDetector(),
+            attributes: try makeAttributeMeasurer(try attributeModels.configuration(runtime: try detector.configuration().runtime)) {
+                // The attributes' runtime follows the detector's: the same fallback note is not logged twice.
+                if $0 != resolved.note { logger.notice("\($0)") }
+            })
         let frameSource = try openFrameSource(source, loop: loop, jpegQuality: 85)
         let printer = LinePrinter(events: false)
         let start = Clock.monotonicNanoseconds()

@@ -57,9 +57,10 @@ struct WorkerCommand: AsyncParsableCommand {
             workerID: id ?? defaultNodeID(),
             analysis: try analysis.options()
         )
-        _ = try detector.resolved(logging: logger)
+        let detectorNote = try detector.resolved(logging: logger).note
         configuration.attributes = try attributeModels.configuration(runtime: configuration.detector.runtime)
-        if let note = try configuration.attributes.resolve().note { logger.notice("\(note)") }
+        // The attributes' runtime follows the detector's: the same fallback note is not logged twice.
+        if let note = try configuration.attributes.resolve().note, note != detectorNote { logger.notice("\(note)") }
         guard maxCaptures >= 0 else { throw ValidationError("--max-captures must be 0 or more") }
         configuration.maxCaptures = maxCaptures
         configuration.security = try curve.security(needs: .serverKey)
