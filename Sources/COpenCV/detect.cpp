@@ -193,6 +193,8 @@ class YuNetOpenVINODetector final : public fwcv_detector {
             const float *loc = loc_v + i * 14;
             float iou_score = std::min(std::max(iou_v[i], 0.f), 1.f);
             float score = std::sqrt(conf_v[i * 2 + 1] * iou_score);
+            // NMSBoxes drops every box below the threshold first: decoding them is work for nothing.
+            if (score < score_threshold_) continue;
             float cx = (p.x + loc[0] * kVariance0 * p.width) * w_in;
             float cy = (p.y + loc[1] * kVariance0 * p.height) * h_in;
             float w = p.width * std::exp(loc[2] * kVariance0) * w_in;
