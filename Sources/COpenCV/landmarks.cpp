@@ -410,6 +410,10 @@ const char *fwcv_landmark_net_output_name(const fwcv_landmark_net *net, int inde
     return net->output_names[static_cast<size_t>(index)].c_str();
 }
 
+size_t fwcv_landmark_net_static_shapes(const fwcv_landmark_net *net) {
+    return net != nullptr && net->openvino ? net->openvino->static_shapes() : 0;
+}
+
 int fwcv_landmark_net_run_raw(fwcv_landmark_net *net, const float *input, size_t input_count, float *output,
                               size_t output_capacity, size_t *output_count, char *err, size_t errlen) {
     clear_error(err, errlen);

@@ -158,6 +158,9 @@ public final class FaceMeshModel: LandmarkModel {
     public func runRaw(_ input: [Float]) throws -> [Float] {
         try net.runRaw(input, what: "face mesh")
     }
+
+    /// How many batch sizes have a network compiled for them alone (``OpenCVLandmarkNet/staticShapes``).
+    public var staticShapes: Int { net.net.staticShapes }
 }
 
 @available(*, unavailable, message: "FaceMeshModel owns a cv::dnn network and its buffers: use one per thread")

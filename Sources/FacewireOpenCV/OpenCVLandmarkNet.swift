@@ -60,6 +60,10 @@ public final class OpenCVLandmarkNet {
 
     deinit { fwcv_landmark_net_destroy(handle) }
 
+    /// How many input shapes (batch sizes) have a network compiled for them alone: OpenVINO compiles one for a batch
+    /// size that recurs, which runs faster than the network of any batch size; 0 on OpenCV.
+    public var staticShapes: Int { fwcv_landmark_net_static_shapes(handle) }
+
     /// The most regions one ``faceMeshes(_:regions:)`` or ``irises(_:regions:)`` call takes.
     public static let maxBatch = 128
 

@@ -438,6 +438,25 @@ struct LandmarkBatchTests {
         #expect(try mesh.run(a.image, rois: []).isEmpty && iris.run(a.image, rois: []).isEmpty)
     }
 
+    @Test("a batch size that recurs gets a network of its own on OpenVINO, which gives what the network of any batch size gave",
+          arguments: LandmarkModelPairTests.runtimes)
+    func recurringShapes(runtime: InferenceRuntime) throws {
+        let mesh = try FaceMeshModel(modelPath: try #require(FaceMeshModel.findModel()), runtime: runtime)
+        let a = try LandmarkModelsBehaviourTests.subject("skimage_astronaut.png")
+        let rois = [a.roi, FaceROI(center: a.roi.center, size: a.roi.size * 1.2, angleDegrees: 10)]
+        let afterLoad = mesh.staticShapes
+        let first = try mesh.run(a.image, rois: rois)  // batch 2, on the network of any batch size
+        #expect(mesh.staticShapes == afterLoad)
+        var last = first
+        for _ in 0..<3 { last = try mesh.run(a.image, rois: rois) }
+        #expect(mesh.staticShapes == (runtime == .openvino ? afterLoad + 1 : 0), "batch 2 compiled for itself after recurring")
+        for (one, other) in zip(first, last) {
+            #expect(one.points.count == other.points.count && abs(one.presence - other.presence) < 1e-4)
+            let worst = zip(one.points, other.points).map { abs($0.x - $1.x) + abs($0.y - $1.y) }.max() ?? .infinity
+            #expect(worst < 1e-3, "the same points from either network (worst \(worst) px)")
+        }
+    }
+
     @Test("more ROIs than a call takes, or an invalid one among valid ones, fail the call (detectionFailed), not the process",
           arguments: LandmarkModelPairTests.runtimes)
     func hostileBatches(runtime: InferenceRuntime) throws {

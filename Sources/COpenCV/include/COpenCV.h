@@ -208,6 +208,10 @@ int fwcv_landmark_net_output_count(const fwcv_landmark_net *net);
 /// (may be NULL). NULL when `index` is out of range. Valid as long as the net.
 const char *fwcv_landmark_net_output_name(const fwcv_landmark_net *net, int index, size_t *element_count);
 
+/// How many input shapes have a network compiled for them alone (OpenVINO: a batch size that recurs; see
+/// openvino_network.hpp); 0 on OpenCV.
+size_t fwcv_landmark_net_static_shapes(const fwcv_landmark_net *net);
+
 /// Runs the network on an exactly prepared NCHW input of `input_count` floats (fwcv_landmark_net_input_count) and
 /// writes all outputs concatenated in the documented order (mesh: 1404 then 1; iris: 213 then 15; emotion: 7),
 /// `*output_count` floats in all. Returns 0, or -1 on error (including `output_capacity` too small).
