@@ -54,6 +54,54 @@ public struct AnnotatedImage: Sendable, Equatable {
         return images
     }
 
+    /// Adds faces an annotation set leaves out, read from a JSON-lines file of `{"image": …, "faces": [[x, y, w, h],
+    /// …]}` (the image as in the annotation file), to `images` as ignored faces: a detection of one is then neither a
+    /// true nor a false positive, and recall is unchanged (such faces are not counted). For sets whose annotation is
+    /// incomplete, as Caltech's, which annotates a few faces of a group photograph and leaves the others out.
+    /// - Throws: ``DetectionError`` `.invalidConfiguration` when the file cannot be read, a line does not parse, names
+    ///   an image the set does not have or one it calls face-free (a negative must stay one), or gives a box that is
+    ///   not 4 finite values with a positive size.
+    public static func addingUnannotatedFaces(to images: [AnnotatedImage], contentsOf url: URL) throws -> [AnnotatedImage] {
+        let text: String
+        do {
+            text = try String(contentsOf: url, encoding: .utf8)
+        } catch {
+            throw DetectionError(.invalidConfiguration, "cannot read \(url.path): \(error.localizedDescription)")
+        }
+        struct Extra: Decodable {
+            var image: String
+            var faces: [[Float]]
+        }
+        var result = images
+        var index: [String: Int] = [:]
+        for (position, image) in images.enumerated() { index[image.image] = position }
+        for (number, line) in text.split(whereSeparator: \.isNewline).enumerated() {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            guard !trimmed.isEmpty else { continue }
+            let place = "\(url.path) line \(number + 1)"
+            let extra: Extra
+            do {
+                extra = try JSONDecoder().decode(Extra.self, from: Data(trimmed.utf8))
+            } catch {
+                throw DetectionError(.invalidConfiguration, "\(place): \(error)")
+            }
+            guard let position = index[extra.image] else {
+                throw DetectionError(.invalidConfiguration, "\(place): \(extra.image) is not in the annotation set")
+            }
+            guard !result[position].isNegative else {
+                throw DetectionError(.invalidConfiguration, "\(place): \(extra.image) is a face-free image in the annotation set")
+            }
+            for box in extra.faces {
+                guard box.count == 4, box.allSatisfy(\.isFinite), box[2] > 0, box[3] > 0 else {
+                    throw DetectionError(.invalidConfiguration, "\(place): a box must be 4 finite values, width and height positive")
+                }
+                result[position].faces.append(
+                    GroundTruthFace(box: FaceRect(x: box[0], y: box[1], width: box[2], height: box[3]), ignore: true))
+            }
+        }
+        return result
+    }
+
     private struct Record: Decodable {
         struct Face: Decodable {
             var box: [Float]

@@ -18,8 +18,11 @@ public struct DetectorEvaluator {
 
     /// Reads the annotation file and decodes every image it lists (paths are relative to the file's folder).
     /// - Throws: ``DetectionError``, ``ImageError`` or a file error naming the image.
-    public init(annotationFile: URL, criteria: MatchingCriteria = MatchingCriteria()) throws {
-        let annotations = try AnnotatedImage.loadJSONLines(contentsOf: annotationFile)
+    public init(annotationFile: URL, unannotatedFaces: URL? = nil, criteria: MatchingCriteria = MatchingCriteria()) throws {
+        var annotations = try AnnotatedImage.loadJSONLines(contentsOf: annotationFile)
+        if let unannotatedFaces {
+            annotations = try AnnotatedImage.addingUnannotatedFaces(to: annotations, contentsOf: unannotatedFaces)
+        }
         let base = annotationFile.deletingLastPathComponent()
         let loader = try EvaluationImageLoader()
         var images: [PixelImage] = []

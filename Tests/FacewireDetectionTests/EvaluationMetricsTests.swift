@@ -268,6 +268,48 @@ struct EvaluationMetricsTests {
         #expect((read[1]["score"] as? Double).map(Float.init) == 1e-5)
     }
 
+    @Test("faces an annotation leaves out are added as ignored: a detection of one stops being a false positive; bad lines are refused")
+    func unannotatedFaces() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("facewire-eval-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("extra.jsonl")
+        let images = [image("a.jpg", faces: [truth(0)]), image("n.jpg", faces: [])]
+        // A true positive at 0.6 and a real but unannotated face at 300 found at 0.9.
+        let detections = [[face(0, 0.6), face(300, 0.9)], []]
+        let before = AveragePrecision.compute(matched: matched(images, detections), countedFaces: 1)
+        #expect(before.falsePositives == 1 && before.value < 0.6)
+
+        try "{\"image\": \"a.jpg\", \"faces\": [[300, 0, 40, 40]]}\n".write(to: file, atomically: true, encoding: .utf8)
+        let corrected = try AnnotatedImage.addingUnannotatedFaces(to: images, contentsOf: file)
+        #expect(corrected[0].faces.count == 2 && corrected[0].faces[1].ignore && !corrected[0].faces[0].ignore)
+        let after = AveragePrecision.compute(matched: matched(corrected, detections), countedFaces: 1)
+        #expect(after.falsePositives == 0 && after.ignoredDetections == 1 && after.value == 1)
+
+        for bad in [
+            "{\"image\": \"missing.jpg\", \"faces\": [[1, 2, 3, 4]]}",  // not in the set
+            "{\"image\": \"n.jpg\", \"faces\": [[1, 2, 3, 4]]}",  // a negative must stay one
+            "{\"image\": \"a.jpg\", \"faces\": [[1, 2, 3]]}",
+            "{\"image\": \"a.jpg\", \"faces\": [[1, 2, 0, 4]]}",
+            "{\"image\": \"a.jpg\", \"faces\": [[1, 2, 1e39, 4]]}",  // not a finite Float
+            "not json",
+        ] {
+            try (bad + "\n").write(to: file, atomically: true, encoding: .utf8)
+            #expect(throws: DetectionError.self, "\(bad)") { try AnnotatedImage.addingUnannotatedFaces(to: images, contentsOf: file) }
+        }
+    }
+
+    @Test("the project's own list of faces dev.jsonl leaves out names only images the set has, none face-free",
+          .enabled(if: SharedData.available, SharedData.skipReason))
+    func projectUnannotatedList() throws {
+        let set = try AnnotatedImage.loadJSONLines(contentsOf: URL(fileURLWithPath: SharedData.path("faces/dev.jsonl")))
+        let list = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("evaluation/dev-unannotated.jsonl")
+        let corrected = try AnnotatedImage.addingUnannotatedFaces(to: set, contentsOf: list)
+        let added = zip(set, corrected).map { $1.faces.count - $0.faces.count }.reduce(0, +)
+        #expect(added == 415)
+    }
+
     @Test("annotation files: eyes are read in x order; a missing file or a bad line is a clear error")
     func annotationFile() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("facewire-eval-\(UUID().uuidString)")
