@@ -19,6 +19,9 @@ The pipelines (benchmarks/compare/):
                         (cv2.setNumThreads(1)) PULL, decode, resize, detect and PUSH the line to a sink that orders
   pool-reduced          the same, decoding with IMREAD_REDUCED_COLOR_2 (libjpeg's DCT-domain half scale, so no
                         resize): what Facewire's decoder does, for a careful practitioner
+  pool-openvino         pool-reduced with YuNet run by OpenVINO (PyPI openvino 2026.4.1, the runtime Facewire
+                        loads; one inference thread, f32, compiled for the frames' shape) and FaceDetectorYN's
+                        post-processing in numpy: the strongest pipeline a practitioner builds from the same parts
   facewire-detect       `facewire --role local --workers 2 --fps max --detector yunet --model M --classifiers none
                         --landmarks none --refine-landmarks off`: boxes and the detector's 5 points, nothing else
                         (capture node, 2 workers, collector, and the local process, which is the tail)
@@ -26,6 +29,7 @@ The pipelines (benchmarks/compare/):
                         per-frame dispatch round trip (SPEC 3.1), which shows what that round trip costs in frames/s
   facewire-default      `facewire --role local --workers 2 --fps max`: its default, CenterFace with every attribute
                         (face mesh, iris, pose, smile, eyes, quality) and tilted-face refinement; for reference
+  facewire-default-yunet  the same with YuNet as the detector (only when named)
 YuNet's operating point is REFERENCE-NODES.md §3.5 on every side: 320 px wide, score 0.6, NMS 0.3, top-k 5000
 (benchmarks/compare/yunet.py). Each round runs every pipeline once, in the order given (interleaved), and the tables
 give medians over rounds; every ratio is taken within a round and then the median taken.
@@ -35,14 +39,15 @@ line (utime + stime of every process of the pipeline from /proc: benchmarks/comp
 os.wait4 of the pipeline's first process (every descendant reaped, start-up and model loading included) over all
 frames. Agreement: the share of frames where a pipeline reports as many faces as facewire-detect, and the mean IoU
 of the most confident face where both have one. --stages adds one more run of facewire-detect and of the cheapest
-Python pipeline (pool-reduced) under `perf record` (one perf per process, steady state only; linux-perf) and prints
+OpenCV-Python pipeline (pool-reduced) under `perf record` (one perf per process, steady state only; linux-perf) and prints
 where each process's CPU goes by library and the hottest symbols: with the per-process CPU and the worker's own
 timings, the cost per stage. --smoke: a few frames of each pipeline; exit
 1 if a pipeline failed, produced fewer lines than frames, dropped one, or found no face at all (a long run reports
 frames Facewire's collector dropped on a loaded machine, `timeout`, and fails only on the others).
 
 The Python side runs in a venv with system site packages (Debian's cv2 4.6, numpy and pyzmq, the same OpenCV that
-Facewire links) plus imagezmq 1.2.0 (MIT) pinned by hash (benchmarks/compare/requirements.txt): created once at
+Facewire links) plus imagezmq 1.2.0 (MIT) and openvino 2026.4.1 (Apache-2.0) pinned by hash
+(benchmarks/compare/requirements.txt; the openvino wheel is the one scripts/setup.sh downloaded when it is there): created once at
 ${XDG_CACHE_HOME:-~/.cache}/facewire/bench-venv. The YuNet model: --model, else face_detection_yunet_2022mar.onnx in
 ../shared/data/models or ${XDG_CACHE_HOME:-~/.cache}/facewire/models.
 """
@@ -64,9 +69,10 @@ REPO = os.path.dirname(HERE)
 CACHE = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
 VENV = os.path.join(CACHE, "facewire", "bench-venv")
 REQUIREMENTS = os.path.join(HERE, "compare", "requirements.txt")
-PIPELINES = ["imagezmq", "pool", "pool-reduced", "facewire-detect", "facewire-default"]
-EXTRA_PIPELINES = ["facewire-detect-3w"]  # only when named in --pipelines
-PYTHON_PIPELINES = ["imagezmq", "pool", "pool-reduced"]
+PIPELINES = ["imagezmq", "pool", "pool-reduced", "pool-openvino", "facewire-detect", "facewire-default"]
+EXTRA_PIPELINES = ["facewire-detect-3w", "facewire-default-yunet"]  # only when named in --pipelines
+OPENCV_PIPELINES = ["imagezmq", "pool", "pool-reduced"]
+PYTHON_PIPELINES = OPENCV_PIPELINES + ["pool-openvino"]
 MODEL_NAME = "face_detection_yunet_2022mar.onnx"
 
 parser = argparse.ArgumentParser()
@@ -100,7 +106,7 @@ def find_model():
 
 
 def venv_python():
-    """The bench venv's python (made once: system site packages + imagezmq pinned by hash)."""
+    """The bench venv's python (made once: system site packages + imagezmq and openvino pinned by hash)."""
     python = os.path.join(VENV, "bin", "python")
     marker = os.path.join(VENV, "facewire-requirements.txt")
     wanted = open(REQUIREMENTS).read()
@@ -108,13 +114,15 @@ def venv_python():
         measure.log(f"making {VENV} (system site packages + {REQUIREMENTS}), once")
         subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", "--clear", VENV], check=True)
         subprocess.run([python, "-m", "pip", "install", "--quiet", "--no-input", "--disable-pip-version-check",
-                        "--no-deps", "--require-hashes", "--only-binary=:all:", "-r", REQUIREMENTS], check=True)
+                        "--no-deps", "--require-hashes", "--only-binary=:all:", "--find-links",
+                        os.path.join(CACHE, "facewire", "downloads"), "-r", REQUIREMENTS], check=True)
         with open(marker, "w") as handle:
             handle.write(wanted)
-    check = subprocess.run([python, "-c", "import cv2, zmq, imagezmq"], capture_output=True, text=True)
+    check = subprocess.run([python, "-c", "import cv2, zmq, imagezmq, openvino; openvino.Core()"], capture_output=True,
+                           text=True)
     if check.returncode != 0:
-        sys.exit(f"the bench venv cannot import cv2, zmq and imagezmq (apt-get install python3-opencv python3-zmq; "
-                 f"scripts/setup.sh installs them):\n{check.stderr}")
+        sys.exit(f"the bench venv cannot import cv2, zmq, imagezmq and openvino (apt-get install python3-opencv "
+                 f"python3-zmq; scripts/setup.sh installs them):\n{check.stderr}")
     return python
 
 
@@ -125,12 +133,15 @@ def command(name, model, python):
         return [python, script, "imagezmq", "--model", model] + common
     if name.startswith("pool"):
         return [python, script, "pool", "--workers", "2", "--model", model] + common + (
-            ["--reduced"] if name == "pool-reduced" else [])
+            ["--reduced"] if name in ("pool-reduced", "pool-openvino") else []) + (
+            ["--runtime", "openvino"] if name == "pool-openvino" else [])
     workers = "3" if name == "facewire-detect-3w" else "2"
     local = [args.binary, "--role", "local", "--workers", workers, "--fps", "max", "--loop"] + common
     if name.startswith("facewire-detect"):
         return local + ["--detector", "yunet", "--model", model, "--classifiers", "none", "--landmarks", "none",
                         "--refine-landmarks", "off"]
+    if name == "facewire-default-yunet":
+        return local + ["--detector", "yunet", "--model", model]
     return local
 
 
@@ -306,22 +317,27 @@ def report(results, model):
                          "frames dropped (all rounds)"], rows))
     print()
     python = [p for p in PYTHON_PIPELINES if p in results]
-    if "facewire-detect" in results and python:
-        fw = results["facewire-detect"]
-        rounds = range(len(fw))
-        best_cpu = [min(python, key=lambda p: results[p][i].get("cpu_ms", float("inf"))) for i in rounds]
+    opencv_python = [p for p in python if p in OPENCV_PIPELINES]
+    for facewire in [p for p in ("facewire-detect", "facewire-default", "facewire-default-yunet") if p in results]:
+        if not python:
+            break
+        fw = results[facewire]
+        rounds = range(min(len(fw), *(len(results[p]) for p in python)))
 
         def ratios(key, against):
             return [fw[i].get(key, float("nan")) / against[i].get(key, float("nan")) for i in rounds]
 
-        rows = [[f"{p}" + (" (least CPU/frame)" if all(b == p for b in best_cpu) else ""),
+        # The least CPU per frame among the OpenCV-Python pipelines, round by round (the issue's yardstick).
+        best_cpu = [min(opencv_python, key=lambda p: results[p][i].get("cpu_ms", float("inf"))) for i in rounds] \
+            if opencv_python else []
+        rows = [[f"{p}" + (" (least CPU/frame of OpenCV-Python)" if best_cpu and all(b == p for b in best_cpu) else ""),
                  measure.spread(ratios("cpu_ms", results[p]), 3), measure.spread(ratios("fps", results[p]), 3)]
                 for p in python]
         if len(set(best_cpu)) > 1:
             least = [results[best_cpu[i]][i] for i in rounds]
-            rows.append([f"the one with the least CPU/frame in each round ({', '.join(best_cpu)})",
+            rows.append([f"the OpenCV-Python one with the least CPU/frame in each round ({', '.join(best_cpu)})",
                          measure.spread(ratios("cpu_ms", least), 3), measure.spread(ratios("fps", least), 3)])
-        print(measure.table(["facewire-detect against", "CPU ms/frame ratio: median (each round)",
+        print(measure.table([f"{facewire} against", "CPU ms/frame ratio: median (each round)",
                              "frames/s ratio: median (each round)"], rows))
         print()
     print("CPU ms per frame by process (steady state, medians; processes with the same name added up):")

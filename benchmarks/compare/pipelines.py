@@ -110,7 +110,7 @@ def run_imagezmq(args, context):
     endpoint = f"tcp://127.0.0.1:{free_port()}"
     hub = imagezmq.ImageHub(open_port=endpoint)
     sender = context.Process(target=imagezmq_sender, args=(endpoint, args.source, args.frames))
-    detector = YuNet(args.model, args.reduced)
+    detector = YuNet(args.model, args.reduced, args.runtime)
     sender.start()
     for _ in range(args.frames):
         name, jpeg = hub.recv_jpg()
@@ -140,12 +140,12 @@ def pool_sender(endpoint, source, frames, go):
     context.term()
 
 
-def pool_worker(frames_endpoint, sink_endpoint, model, reduced, stop):
+def pool_worker(frames_endpoint, sink_endpoint, model, reduced, runtime, stop):
     import zmq
     from yunet import YuNet
 
     name_process("worker")
-    detector = YuNet(model, reduced)
+    detector = YuNet(model, reduced, runtime)
     context = zmq.Context()
     pull = context.socket(zmq.PULL)
     pull.rcvhwm = 2
@@ -177,7 +177,7 @@ def run_pool(args, context):
     go, stop = context.Event(), context.Event()
     sender = context.Process(target=pool_sender, args=(frames_endpoint, args.source, args.frames, go))
     sender.start()
-    worker_args = (frames_endpoint, sink_endpoint, args.model, args.reduced, stop)
+    worker_args = (frames_endpoint, sink_endpoint, args.model, args.reduced, args.runtime, stop)
     workers = [context.Process(target=pool_worker, args=worker_args) for _ in range(args.workers)]
     for worker in workers:
         worker.start()
@@ -209,6 +209,7 @@ def main():
     parser.add_argument("--model", required=True)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--reduced", action="store_true")
+    parser.add_argument("--runtime", choices=["opencv", "openvino"], default="opencv")
     args = parser.parse_args()
     context = multiprocessing.get_context("spawn")
     status = run_imagezmq(args, context) if args.pipeline == "imagezmq" else run_pool(args, context)
