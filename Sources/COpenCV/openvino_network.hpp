@@ -16,11 +16,15 @@ namespace fwcv_shim {
 
 /// A compiled network and its inference request, for inputs of a shape with free dimensions (-1), plus the same
 /// network compiled for the exact shapes that recur. OpenVINO's CPU plugin runs a network compiled for one static
-/// shape faster than one compiled for any (the face mesh at batch 1: 1.07 against 1.44 ms; CenterFace at 320×256:
-/// 9.6 against 10.1 ms), and compiling costs 50-150 ms a shape: so a shape gets its own compiled network once it has
-/// been seen ``kRecurs`` times among the last ``kTracked`` shapes (a stream's frames, a tilted face's crop, a batch
-/// of one face), at most ``kStatic`` of them, least recently used dropped; one-off shapes (a folder of photographs
-/// of every size) run on the network with free dimensions. Not thread-safe: one per thread.
+/// shape faster than one compiled for any (the face mesh at batch 1: 1.09 against 1.20 ms; YuNet at 320×240: 2.34
+/// against 2.69 ms; benchmarks/network-floor.py), but compiling costs 100-150 ms of CPU a shape, which 0.1-0.4 ms a
+/// run pays back only after several hundred runs. So a shape gets its own compiled network once it has been seen
+/// ``kRecurs`` times among the last ``kTracked`` shapes (a stream's frames, a tilted face's crop, a batch of one
+/// face), for the first ``kStatic`` such shapes only, kept for good: a crowd's batch sizes, which change from frame to
+/// frame, must not cost a compilation each (with 3 sightings, and no limit, the crowd clip's attributes went from 4.6
+/// to 8.5 ms a face). One-off shapes (a folder of photographs of every size), rare ones and those beyond the first
+/// few run on the network with free dimensions. The compilation runs on the calling thread: that one run takes
+/// 100-150 ms longer, once a shape. Not thread-safe: one per thread.
 class OpenVINONetwork {
   public:
     /// Compiles the ONNX model at `model_path` for inputs of shape `dims` (NCHW; -1: any size), with `threads`
@@ -81,8 +85,8 @@ class OpenVINONetwork {
     using Network = std::unique_ptr<fwov_network, Release>;
     using Shape = std::vector<int64_t>;
 
-    static constexpr int kRecurs = 3;
-    static constexpr size_t kTracked = 8;
+    static constexpr int kRecurs = 300;
+    static constexpr size_t kTracked = 16;
     static constexpr size_t kStatic = 4;
 
     Network compile(const Shape &dims) const {
@@ -115,10 +119,9 @@ class OpenVINONetwork {
             seen_.splice(seen_.begin(), seen_, seen);
             seen = seen_.begin();
         }
-        if (++seen->second < kRecurs) return network_.get();
+        if (++seen->second < kRecurs || static_.size() >= kStatic) return network_.get();
         seen_.erase(seen);
         static_.emplace_front(shape, compile(shape));
-        while (static_.size() > kStatic) static_.pop_back();
         return static_.front().second.get();
     }
 
@@ -127,7 +130,7 @@ class OpenVINONetwork {
     int threads_;
     bool free_ = false;
     Network network_;  // dims_, free dimensions included
-    std::list<std::pair<Shape, Network>> static_;  // most recently used first
+    std::list<std::pair<Shape, Network>> static_;  // at most kStatic, most recently used first
     std::list<std::pair<Shape, int>> seen_;  // shapes without a network of their own, and how often seen
     fwov_network *last_;  // the network of the last run, whose outputs are read
 };
