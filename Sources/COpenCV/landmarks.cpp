@@ -448,6 +448,47 @@ int fwcv_landmark_net_run_raw(fwcv_landmark_net *net, const float *input, size_t
     return 0;
 }
 
+} // extern "C"
+
+namespace {
+/// The batched landmark calls' common body: checks the arguments, then runs `rois` through `net` at most
+/// `max_batch()` at a time: each crop is warped out of the image (mirrored where `mirrored(i)` says) and `crop(i)`
+/// called right after it, then one inference, then `read(i, j, m, z_scale)` for each ROI i (the j-th of its batch,
+/// crop matrix m). `out` is zeroed first, and again on failure.
+template <typename Result, typename Mirrored, typename Crop, typename Read>
+int run_batched(fwcv_landmark_net *net, int kind, const char *what, const char *failure, const uint8_t *pixels,
+                int width, int height, int stride, int channels, const fwcv_roi *rois, int count, Result *out,
+                char *err, size_t errlen, Mirrored mirrored, Crop crop, Read read) {
+    std::memset(out, 0, sizeof(*out) * static_cast<size_t>(count));
+    if (!check_net(net, kind, what, err, errlen)) return -1;
+    for (int i = 0; i < count; ++i) {
+        if (!check_image(pixels, width, height, stride, channels, &rois[i], what, err, errlen)) return -1;
+    }
+    bool ok = guarded(err, errlen, failure, [&] {
+        const cv::Mat image = image_header(pixels, width, height, stride, channels);
+        double m[kMaxBatch][2][3];
+        for (int first = 0; first < count; first += net->max_batch()) {
+            const int n = std::min(net->max_batch(), count - first);
+            net->begin_batch(n);
+            for (int j = 0; j < n; ++j) {
+                net->roi_matrix(rois[first + j], mirrored(first + j), m[j]);
+                net->prepare(image, m[j], j);
+                crop(first + j);
+            }
+            net->forward();
+            for (int j = 0; j < n; ++j) read(first + j, j, m[j], rois[first + j].size / static_cast<double>(net->spec.side));
+        }
+    });
+    if (!ok) {
+        std::memset(out, 0, sizeof(*out) * static_cast<size_t>(count));
+        return -1;
+    }
+    return 0;
+}
+} // namespace
+
+extern "C" {
+
 int fwcv_face_mesh_batch(fwcv_landmark_net *net, const uint8_t *pixels, int width, int height, int stride, int channels,
                          const fwcv_roi *rois, int count, fwcv_mesh_result *out, char *err, size_t errlen) {
     clear_error(err, errlen);
@@ -456,37 +497,15 @@ int fwcv_face_mesh_batch(fwcv_landmark_net *net, const uint8_t *pixels, int widt
                                      std::to_string(kMaxBatchCall) + ")");
         return -1;
     }
-    std::memset(out, 0, sizeof(*out) * static_cast<size_t>(count));
-    if (!check_net(net, FWCV_NET_MESH, "fwcv_face_mesh", err, errlen)) return -1;
-    for (int i = 0; i < count; ++i) {
-        if (!check_image(pixels, width, height, stride, channels, &rois[i], "fwcv_face_mesh", err, errlen)) return -1;
-    }
-    bool ok = guarded(err, errlen, "face mesh failed", [&] {
-        const cv::Mat image = image_header(pixels, width, height, stride, channels);
-        const size_t points = net->spec.output_sizes[0], presence = net->spec.output_sizes[1];
-        double m[kMaxBatch][2][3];
-        for (int first = 0; first < count; first += net->max_batch()) {
-            const int n = std::min(net->max_batch(), count - first);
-            net->begin_batch(n);
-            for (int j = 0; j < n; ++j) {
-                net->roi_matrix(rois[first + j], false, m[j]);
-                net->prepare(image, m[j], j);
-                out[first + j].sharpness = static_cast<float>(net->sharpness());  // of this crop, before the next
-            }
-            net->forward();
-            for (int j = 0; j < n; ++j) {
-                fwcv_mesh_result &result = out[first + j];
-                const double z_scale = rois[first + j].size / static_cast<double>(net->spec.side);
-                net->map_back(net->data[0] + j * points, result.points, FWCV_MESH_POINTS, m[j], z_scale);
-                result.presence = static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(net->data[1][j * presence]))));
-            }
-        }
-    });
-    if (!ok) {
-        std::memset(out, 0, sizeof(*out) * static_cast<size_t>(count));
-        return -1;
-    }
-    return 0;
+    return run_batched(
+        net, FWCV_NET_MESH, "fwcv_face_mesh", "face mesh failed", pixels, width, height, stride, channels, rois, count,
+        out, err, errlen, [](int) { return false; },
+        [&](int i) { out[i].sharpness = static_cast<float>(net->sharpness()); },  // of this crop, before the next
+        [&](int i, int j, const double (&m)[2][3], double z_scale) {
+            const size_t points = net->spec.output_sizes[0], presence = net->spec.output_sizes[1];
+            net->map_back(net->data[0] + j * points, out[i].points, FWCV_MESH_POINTS, m, z_scale);
+            out[i].presence = static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(net->data[1][j * presence]))));
+        });
 }
 
 int fwcv_face_mesh(fwcv_landmark_net *net, const uint8_t *pixels, int width, int height, int stride, int channels,
@@ -508,37 +527,16 @@ int fwcv_iris_batch(fwcv_landmark_net *net, const uint8_t *pixels, int width, in
                                      " ROIs (1..." + std::to_string(kMaxBatchCall) + ")");
         return -1;
     }
-    std::memset(out, 0, sizeof(*out) * static_cast<size_t>(count));
-    if (!check_net(net, FWCV_NET_IRIS, "fwcv_iris", err, errlen)) return -1;
-    for (int i = 0; i < count; ++i) {
-        if (!check_image(pixels, width, height, stride, channels, &rois[i], "fwcv_iris", err, errlen)) return -1;
-    }
-    bool ok = guarded(err, errlen, "iris failed", [&] {
-        const cv::Mat image = image_header(pixels, width, height, stride, channels);
-        const size_t contour = net->spec.output_sizes[0], iris = net->spec.output_sizes[1];
-        double m[kMaxBatch][2][3];
-        for (int first = 0; first < count; first += net->max_batch()) {
-            const int n = std::min(net->max_batch(), count - first);
-            net->begin_batch(n);
-            for (int j = 0; j < n; ++j) {
-                // Mirrored: the crop matrix itself reflects crop x about the centre line, so sampling with it gives
-                // the flipped crop and mapping the points with it un-flips them (x -> N - x) on the way back.
-                net->roi_matrix(rois[first + j], mirror[first + j] != 0, m[j]);
-                net->prepare(image, m[j], j);
-            }
-            net->forward();
-            for (int j = 0; j < n; ++j) {
-                const double z_scale = rois[first + j].size / static_cast<double>(net->spec.side);
-                net->map_back(net->data[0] + j * contour, out[first + j].contour, FWCV_IRIS_CONTOUR_POINTS, m[j], z_scale);
-                net->map_back(net->data[1] + j * iris, out[first + j].iris, FWCV_IRIS_POINTS, m[j], z_scale);
-            }
-        }
-    });
-    if (!ok) {
-        std::memset(out, 0, sizeof(*out) * static_cast<size_t>(count));
-        return -1;
-    }
-    return 0;
+    // Mirrored: the crop matrix itself reflects crop x about the centre line, so sampling with it gives the flipped
+    // crop and mapping the points with it un-flips them (x -> N - x) on the way back.
+    return run_batched(
+        net, FWCV_NET_IRIS, "fwcv_iris", "iris failed", pixels, width, height, stride, channels, rois, count, out, err,
+        errlen, [&](int i) { return mirror[i] != 0; }, [](int) {},
+        [&](int i, int j, const double (&m)[2][3], double z_scale) {
+            const size_t contour = net->spec.output_sizes[0], iris = net->spec.output_sizes[1];
+            net->map_back(net->data[0] + j * contour, out[i].contour, FWCV_IRIS_CONTOUR_POINTS, m, z_scale);
+            net->map_back(net->data[1] + j * iris, out[i].iris, FWCV_IRIS_POINTS, m, z_scale);
+        });
 }
 
 int fwcv_iris(fwcv_landmark_net *net, const uint8_t *pixels, int width, int height, int stride, int channels,
