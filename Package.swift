@@ -298,6 +298,9 @@ let package = Package(
             exclude: ["Fixtures"]
         ),
         .testTarget(
+            name: "FacewireRuntimeTests",
+            dependencies: ["FacewireRuntime"]),
+        .testTarget(
             name: "FacewireWorkerTests",
             dependencies: [
                 "FacewireWorker", "FacewireWorkerCore", "FacewireDetection", "FacewireProtocol", "FacewireImage",

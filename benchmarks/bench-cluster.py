@@ -15,6 +15,9 @@ import statistics
 import subprocess
 import sys
 import time
+import lifeline  # noqa: E402  (benchmarks/lifeline.py; the script's folder is on sys.path)
+
+lifeline.install()  # the processes this script starts end with it
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--binary", default=".build/release/facewire")

@@ -42,6 +42,9 @@ import zmq
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "compare"))
 import measure  # noqa: E402  (the benchmarks' shared process helpers)
 from ports import free_ports  # noqa: E402
+import lifeline  # noqa: E402  (benchmarks/lifeline.py; the script's folder is on sys.path)
+
+lifeline.install()  # the processes this script starts end with it
 
 try:
     import cv2

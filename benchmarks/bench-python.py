@@ -60,6 +60,9 @@ import subprocess
 import sys
 import tempfile
 import time
+import lifeline  # noqa: E402  (benchmarks/lifeline.py; the script's folder is on sys.path)
+
+lifeline.install()  # the processes this script starts end with it
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "compare"))

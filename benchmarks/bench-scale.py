@@ -43,6 +43,9 @@ import threading
 import time
 
 import netns  # benchmarks/netns.py: the namespaces, shared with fleet-sim.py
+import lifeline  # noqa: E402  (benchmarks/lifeline.py; the script's folder is on sys.path)
+
+lifeline.install()  # the processes this script starts end with it
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--binary", default=".build/release/facewire")

@@ -42,6 +42,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "com
 import measure  # noqa: E402
 
 from ports import free_ports
+import lifeline  # noqa: E402  (benchmarks/lifeline.py; the script's folder is on sys.path)
+
+lifeline.install()  # the processes this script starts end with it
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RAW = os.path.join(HERE, "compare", "zmq_raw.py")

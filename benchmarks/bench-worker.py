@@ -22,6 +22,9 @@ import subprocess
 import sys
 import threading
 import time
+import lifeline  # noqa: E402  (benchmarks/lifeline.py; the script's folder is on sys.path)
+
+lifeline.install()  # the processes this script starts end with it
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--binary", default=".build/release/facewire")

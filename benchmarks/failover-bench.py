@@ -39,6 +39,9 @@ import tempfile
 import time
 
 from ports import free_ports
+import lifeline  # noqa: E402  (benchmarks/lifeline.py; the script's folder is on sys.path)
+
+lifeline.install()  # the processes this script starts end with it
 
 ETCD = shutil.which("etcd") or "/usr/bin/etcd"
 

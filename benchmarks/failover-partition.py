@@ -30,6 +30,9 @@ import threading
 import time
 
 import netns  # benchmarks/netns.py
+import lifeline  # noqa: E402  (benchmarks/lifeline.py; the script's folder is on sys.path)
+
+lifeline.install()  # the processes this script starts end with it
 
 ETCD = shutil.which("etcd") or "/usr/bin/etcd"
 HOSTS = [("e", "10.78.0.2"), ("a", "10.78.0.3"), ("b", "10.78.0.4"), ("c", "10.78.0.5")]

@@ -73,6 +73,9 @@ import threading
 import time
 
 import netns  # benchmarks/netns.py: the namespaces, shared with bench-scale.py
+import lifeline  # noqa: E402  (benchmarks/lifeline.py; the script's folder is on sys.path)
+
+lifeline.install()  # the processes this script starts end with it
 
 SCRIPT = os.path.abspath(__file__)
 IP = netns.IP

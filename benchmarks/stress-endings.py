@@ -27,6 +27,9 @@ import tempfile
 import time
 
 from ports import free_ports
+import lifeline  # noqa: E402  (benchmarks/lifeline.py; the script's folder is on sys.path)
+
+lifeline.install()  # the processes this script starts end with it
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--binary", default=".build/debug/facewire")

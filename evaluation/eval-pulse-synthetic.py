@@ -29,6 +29,11 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
+import lifeline  # noqa: E402
+
+lifeline.install()  # the processes this script starts end with it
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "..", "shared", "data", "video")
 # Real face clips with one face (five LivePortrait drivers and a SadTalker head): rates spread over 50-150.

@@ -21,6 +21,11 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
+import lifeline  # noqa: E402
+
+lifeline.install()  # the processes this script starts end with it
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 COLUMNS = [("ours", "pos", "ours POS"), ("ours", "chrom", "ours CHROM"), ("pyvhr", "pos", "pyVHR POS"), ("pyvhr", "chrom", "pyVHR CHROM")]
 

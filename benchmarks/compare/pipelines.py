@@ -28,6 +28,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+import lifeline  # noqa: E402  (benchmarks/lifeline.py)
 
 
 JPEG_QUALITY = 85  # what Facewire's capture node encodes video frames at (`--quality`, default 85)
@@ -211,6 +213,7 @@ def main():
     parser.add_argument("--reduced", action="store_true")
     parser.add_argument("--runtime", choices=["opencv", "openvino"], default="opencv")
     args = parser.parse_args()
+    lifeline.watch_parent()  # a pipeline ends with the benchmark that started it
     context = multiprocessing.get_context("spawn")
     status = run_imagezmq(args, context) if args.pipeline == "imagezmq" else run_pool(args, context)
     sys.exit(1 if status else 0)

@@ -1,3 +1,4 @@
+import FacewireRuntime
 import Foundation
 import Logging
 
@@ -36,6 +37,7 @@ final class ChildProcesses: @unchecked Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        process.environment = ParentLifeline.childEnvironment()  // it ends with this process, however this one ends
         process.standardInput = inheritsInput ? FileHandle.standardInput : FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.terminationHandler = { [weak self] process in

@@ -90,6 +90,9 @@ struct LocalCommand: AsyncParsableCommand {
         // Children log warnings and worse unless asked for more: stdout stays JSON, stderr stays quiet.
         let childLogLevel = log.logLevel == "info" ? "warning" : log.logLevel
 
+        // A closed standard output (`facewire --role local … | head -3`) is a normal, quiet stop that ends the children
+        // too, not a death by SIGPIPE that would leave them running.
+        signal(SIGPIPE, SIG_IGN)
         let stop = StopToken()
         // Watch the children: if one that must not die dies, stop with its status.
         let cluster = ChildProcesses(executable: executable, logger: logger) { name, status in
@@ -142,6 +145,11 @@ struct LocalCommand: AsyncParsableCommand {
                 }
             }) { message in
                 let outcome = printer.print(message)
+                if outcome == .closed {
+                    logger.debug("standard output closed: stopping")
+                    ended.set(true)
+                    return .stop
+                }
                 // An epoch ends either because the source did (the capture node then exits) or because a camera
                 // was unplugged (the node stays up and starts a new epoch when it is back).
                 if outcome == .end, cluster.waitForExit("capture", seconds: 3) {

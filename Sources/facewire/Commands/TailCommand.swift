@@ -94,7 +94,9 @@ struct OutputOptions: ParsableArguments {
 
 /// Writes stream messages to stdout as JSON Lines or text, flushing each line.
 struct LinePrinter {
-    enum Outcome { case frame, event, end }
+    /// `closed`: the line could not be written because nobody reads the standard output any more (EPIPE; only
+    /// seen where SIGPIPE is ignored, as `local` does, since SIGPIPE ends the process first otherwise).
+    enum Outcome { case frame, event, end, closed }
     enum Format: String { case json, text }
     var events: Bool
     var format: Format = .json
@@ -140,7 +142,8 @@ struct LinePrinter {
             line.append(text: text)
         }
         line.append(byte: 0x0A)
-        _ = line.write(to: STDOUT_FILENO)  // a closed pipe ends the process (SIGPIPE), as for any filter
+        // A closed pipe ends the process (SIGPIPE), as for any filter, unless SIGPIPE is ignored.
+        if line.write(to: STDOUT_FILENO) == EPIPE { return .closed }
         return outcome
     }
 }
