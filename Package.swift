@@ -9,6 +9,13 @@ let openCVLibraries: [LinkerSetting] = [
 
 let swiftSettings: [SwiftSetting] = []
 
+// The commit `facewire --version` reports: SwiftPM reads it from the checkout when it loads this manifest.
+let buildInfoSettings: [CSetting] = {
+    guard let git = Context.gitInformation else { return [] }
+    let commit = git.currentCommit.filter { $0.isHexDigit }
+    return [.define("FW_COMMIT", to: "\"\(commit.isEmpty ? "unknown" : commit)\""), .define("FW_DIRTY", to: git.hasUncommittedChanges ? "1" : "0")]
+}()
+
 let package = Package(
     name: "facewire",
     platforms: [.macOS(.v14)],
@@ -48,6 +55,7 @@ let package = Package(
             pkgConfig: "libturbojpeg",
             providers: [.apt(["libturbojpeg0-dev"])]
         ),
+        .target(name: "CBuildInfo", cSettings: buildInfoSettings),
         .target(
             name: "CV4L2",
             linkerSettings: [.linkedLibrary("v4l2")]
@@ -74,7 +82,7 @@ let package = Package(
         .target(
             name: "FacewireRuntime",
             dependencies: [
-                "FacewireVocabulary",
+                "FacewireVocabulary", "CBuildInfo",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -26,6 +26,10 @@ public enum Observability {
                 .seconds(2), .seconds(5),
             ]
             MetricsSystem.bootstrap(factory)
+            // The usual build-info gauge: 1, with what is running in its labels.
+            registry.makeGauge(
+                name: "facewire_build_info", labels: [("version", BuildInfo.version), ("commit", BuildInfo.commit)]
+            ).set(1.0 as Double)
         }
     }
 

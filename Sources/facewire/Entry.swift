@@ -56,7 +56,7 @@ enum Role: String, CaseIterable, ExpressibleByArgument {
 struct FacewireCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "facewire",
-        abstract: "A distributed face-analysis cluster for live video.",
+        abstract: "A distributed face-analysis cluster for live video. Version \(BuildInfo.description).",
         discussion: """
             Start any node with a role: facewire --role capture|worker|collector|tail|local|view [options]
             Each role has its own help: facewire --role worker --help. facewire detect --source FILE analyses a file \
@@ -67,6 +67,7 @@ struct FacewireCommand: AsyncParsableCommand {
             Every option can also be set with an environment variable: --max-delay 500 is FACEWIRE_MAX_DELAY=500,
             --loop is FACEWIRE_LOOP=1; the command line wins.
             """,
+        version: "facewire \(BuildInfo.description)",
         subcommands: [
             CaptureCommand.self, WorkerCommand.self, CollectorCommand.self, TailCommand.self, LocalCommand.self,
             ViewCommand.self, SnapshotCommand.self, DetectCommand.self, EvalCommand.self, ResetCommand.self, KeygenCommand.self, BenchCommand.self,
