@@ -9,12 +9,6 @@ let openCVLibraries: [LinkerSetting] = [
 
 let swiftSettings: [SwiftSetting] = []
 
-// The commit `facewire --version` reports: SwiftPM reads it from the checkout when it loads this manifest.
-let buildInfoSettings: [CSetting] = {
-    guard let git = Context.gitInformation else { return [] }
-    let commit = git.currentCommit.filter { $0.isHexDigit }
-    return [.define("FW_COMMIT", to: "\"\(commit.isEmpty ? "unknown" : commit)\""), .define("FW_DIRTY", to: git.hasUncommittedChanges ? "1" : "0")]
-}()
 
 let package = Package(
     name: "facewire",
@@ -55,7 +49,6 @@ let package = Package(
             pkgConfig: "libturbojpeg",
             providers: [.apt(["libturbojpeg0-dev"])]
         ),
-        .target(name: "CBuildInfo", cSettings: buildInfoSettings),
         .target(
             name: "CV4L2",
             linkerSettings: [.linkedLibrary("v4l2")]
@@ -82,14 +75,17 @@ let package = Package(
         .target(
             name: "FacewireRuntime",
             dependencies: [
-                "FacewireVocabulary", "CBuildInfo",
+                "FacewireVocabulary",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            plugins: ["BuildCommit"]
         ),
+        // `facewire --version`'s commit, read from the checkout at build time (no git, or no checkout: "unknown").
+        .plugin(name: "BuildCommit", capability: .buildTool()),
         .target(
             name: "FacewireHTTP",
             dependencies: [
