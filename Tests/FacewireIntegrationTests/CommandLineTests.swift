@@ -39,6 +39,26 @@ extension IntegrationTests {
             #expect(lines.allSatisfy { $0.stream == "from-env" }, "FACEWIRE_STREAM sets --stream")
         }
 
+        @Test("--version prints the release and the checkout's commit; --help shows them", .timeLimit(.minutes(5)))
+        func version() async throws {
+            let cluster = try TestCluster("version")
+            defer { cluster.cleanup() }
+            let version = try cluster.facewire("version", ["--version"])
+            #expect(try await version.waitForExit() == 0, "\(version.tail(.stderr))")
+            let line = version.text(.stdout).trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(line.hasPrefix("facewire 0.") && line.contains("(commit "), "\(line)")
+            // Built from this checkout: the commit is its HEAD's (the repository root is three folders up).
+            let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            if FileManager.default.fileExists(atPath: root.appendingPathComponent(".git").path),
+               let head = try? runCommand("/usr/bin/git", ["-C", root.path, "rev-parse", "HEAD"]), head.status == 0 {
+                let commit = String(head.output.trimmingCharacters(in: .whitespacesAndNewlines).prefix(12))
+                #expect(commit.count == 12 && line.contains("(commit \(commit)"), "\(line) against HEAD \(commit)")
+            }
+            let help = try cluster.facewire("help", ["--help"])
+            #expect(try await help.waitForExit() == 0)
+            #expect(help.text(.stdout).contains("--version") && help.text(.stdout).contains("(commit "), "\(help.text(.stdout).prefix(400))")
+        }
+
         @Test("--role worker --help exits 0 and documents --threads", .timeLimit(.minutes(15)))
         func workerHelp() async throws {
             let cluster = try TestCluster("help")

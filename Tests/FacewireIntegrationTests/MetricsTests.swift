@@ -126,6 +126,7 @@ extension IntegrationTests {
             #expect(collector.body.contains("facewire_collector_latency_seconds_bucket"))
             #expect((sample(collector.body, "facewire_frames_processed_total") ?? 0) >= 30)
             #expect(collector.body.contains("facewire_collector_pending_results"))
+            #expect(collector.body.contains("facewire_build_info{") && collector.body.contains("commit=\""), "the build-info gauge")
             let worker = try httpGet(port: workerPort, path: "/metrics")
             #expect(worker.status == 200)
             #expect((sample(worker.body, "facewire_worker_detect_seconds_count") ?? 0) >= 30, "\(worker.body.prefix(800))")
