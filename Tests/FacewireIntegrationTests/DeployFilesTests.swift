@@ -54,6 +54,47 @@ extension IntegrationTests {
             }
         }
 
+        static let validatorsVenv: String = {
+            let cache = ProcessInfo.processInfo.environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+                ?? NSHomeDirectory() + "/.cache"
+            return cache + "/facewire/deploy-venv"
+        }()
+        static var hasValidators: Bool { FileManager.default.isExecutableFile(atPath: validatorsVenv + "/bin/hadolint") }
+
+        @Test("the manifests pass kubernetes-validate --strict, the Containerfile hadolint, the YAML yamllint; each catches a planted mistake",
+              .enabled(if: hasValidators, "needs the validators' venv (scripts/setup.sh --with-bench, or deploy/validate.py --venv-only)"),
+              .timeLimit(.minutes(5)))
+        func validators() throws {
+            let deploy = Self.repository.appendingPathComponent("deploy")
+            let script = deploy.appendingPathComponent("validate.py").path
+            let good = try runCommand(Self.python, [script])
+            #expect(good.status == 0, "\(good.output)")
+            #expect(good.output.contains("passed for resource statefulset/facewire-collector against version 1.33"), "\(good.output)")
+            #expect(good.output.contains("== hadolint: ok") && good.output.contains("== yamllint: ok"), "\(good.output)")
+
+            let broken = FileManager.default.temporaryDirectory.appendingPathComponent("facewire-validate-\(getpid())")
+            try? FileManager.default.removeItem(at: broken)
+            try FileManager.default.copyItem(at: deploy, to: broken)
+            defer { try? FileManager.default.removeItem(at: broken) }
+            func edit(_ file: String, _ old: String, _ new: String) throws {
+                let url = broken.appendingPathComponent(file)
+                let text = try String(contentsOf: url, encoding: .utf8)
+                try #require(text.contains(old), "\(file) no longer contains \(old)")
+                try text.replacingOccurrences(of: old, with: new, options: [], range: text.range(of: old))
+                    .write(to: url, atomically: true, encoding: .utf8)
+            }
+            // A field a container does not have (strict refuses it), a `cd` in a RUN (hadolint DL3003), trailing
+            // spaces (yamllint).
+            try edit("kubernetes/workers.yaml", "          image: facewire:latest", "          image: facewire:latest\n          turbo: true")
+            try edit("Containerfile", "WORKDIR /src", "WORKDIR /src\nRUN cd /tmp && touch x")
+            try edit("compose.yaml", "services:", "services:   # trailing spaces follow  ")
+            let bad = try runCommand(Self.python, [script, "--deploy", broken.path])
+            #expect(bad.status == 1, "\(bad.output)")
+            for fragment in ["== kubernetes-validate: FAILED", "turbo", "== hadolint: FAILED", "DL3003", "== yamllint: FAILED", "trailing-spaces"] {
+                #expect(bad.output.contains(fragment), "'\(fragment)' not reported:\n\(bad.output)")
+            }
+        }
+
         @Test("the systemd units verify, and their exposure is rated OK",
               .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze"), "needs systemd-analyze"),
               .timeLimit(.minutes(15)))
