@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates Sources/FacewireProtocol/Generated/facewire.pb.swift from protocol/facewire.proto.
+# Regenerates Sources/FacewireProtocol/Generated/facewire.pb.swift and the Python client's
+# clients/python/facewire/facewire_pb2.py from protocol/facewire.proto.
 #
 # Needs `protoc` (apt-get install protobuf-compiler) and swift-protobuf's protoc-gen-swift at the
 # same version as Package.swift's swift-protobuf dependency. The plugin is built on first use into
@@ -28,4 +29,5 @@ protoc --plugin=protoc-gen-swift="$plugin" \
     --swift_opt=Visibility=Public \
     --swift_out=Sources/FacewireProtocol/Generated \
     --proto_path=protocol protocol/facewire.proto
-echo "generated Sources/FacewireProtocol/Generated/facewire.pb.swift"
+protoc --python_out=clients/python/facewire --proto_path=protocol protocol/facewire.proto
+echo "generated Sources/FacewireProtocol/Generated/facewire.pb.swift and clients/python/facewire/facewire_pb2.py"

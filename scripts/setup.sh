@@ -36,7 +36,7 @@ sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # 1. System libraries (Debian packages).
 # etcd-server: the collectors' election (--election etcd://; its tests start one of their own on loopback ports).
-packages=(libzmq3-dev libv4l-dev libopencv-dev opencv-data libturbojpeg0-dev pkg-config python3-opencv python3-pip python3-venv python3-yaml python3-zmq unzip iproute2 etcd-server)
+packages=(libzmq3-dev libv4l-dev libopencv-dev opencv-data libturbojpeg0-dev pkg-config python3-opencv python3-pip python3-venv python3-yaml python3-zmq python3-protobuf unzip iproute2 etcd-server)
 # The live view's browser tests drive Debian's Chromium with its WebDriver through Debian's Selenium.
 [ "$with_browser" = 1 ] && packages+=(chromium chromium-driver python3-selenium)
 missing=()
