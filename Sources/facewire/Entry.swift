@@ -13,7 +13,7 @@ enum Entry {
         // Cameras named by FACEWIRE_V4L2_SIMULATION come from the simulated V4L2 device (tests on machines without
         // a camera; see V4L2Backends).
         V4L2Backends.makeSimulation = { try SimulatedV4L2(scriptFile: $0) }
-        // A child of `local`, the view or a benchmark ends with its parent (ParentLifeline).
+        // A child of `local` or of a benchmark script ends with it (ParentLifeline).
         ParentLifeline.watchIfAsked()
         var arguments = Array(CommandLine.arguments.dropFirst())
         let environment = ProcessInfo.processInfo.environment
