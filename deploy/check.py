@@ -120,6 +120,8 @@ def check_kubernetes(path, binary):
 def pinned_or_facewire(where, image):
     """True for the facewire image (its node is checked); for another program's (etcd in a failover group) only that
     it is pinned to a version."""
+    # Compose's `${VARIABLE:-default}`: what runs unless the variable is set.
+    image = re.sub(r"\$\{[A-Z_]+:-([^}]*)\}", r"\1", image)
     if image.split(":")[0] == "facewire":
         return True
     if ":" not in image.rsplit("/", 1)[-1] or image.endswith(":latest"):
@@ -183,7 +185,14 @@ def check_containerfile(path, package_swift):
     elif (int(match.group(1)), int(match.group(2))) < (6, 2):
         problem(where, f"swift:{match.group(1)}.{match.group(2)} is older than 6.2, which swift-prometheus needs")
     stages = re.split(r"^FROM ", text, flags=re.M)
-    runtime = stages[-1] if len(stages) > 2 else ""
+    # The runtime's libraries and user are in the stage both final stages start from (`runtime-base`: the binary
+    # built in the image, or prebuilt on the host); without one, the last stage.
+    named = {m.group(1): stage for stage in stages[1:] for m in [re.match(r"\S+\s+AS\s+(\S+)", stage)] if m}
+    runtime = named.get("runtime-base") or (stages[-1] if len(stages) > 2 else "")
+    if "runtime-base" in named:
+        for final in ("runtime", "prebuilt"):
+            if not (named.get(final) or "").startswith("runtime-base "):
+                problem(where, f"the {final} stage does not start FROM runtime-base")
     modules = re.findall(r'"opencv_([a-z]+)"', open(package_swift).read())
     if not modules:
         problem(where, "cannot read the OpenCV modules from Package.swift")

@@ -8,6 +8,8 @@
 #   scripts/setup.sh --with-bench also the Python side of benchmarks/bench-python.py (step 6; scripts/test.sh asks for it)
 #   scripts/setup.sh --with-browser also Chromium, its WebDriver and Selenium (Debian's), for the live view's
 #                                 browser tests (scripts/test.sh asks for it)
+#   scripts/setup.sh --with-containers also docker.io, docker-compose and debootstrap (Debian's), for the test that
+#                                 runs deploy/compose.yaml in real containers (scripts/test.sh asks for it)
 #
 # Downloads come only from Debian's apt and PyPI. Files go to ~/.cache/facewire (or $XDG_CACHE_HOME/facewire).
 set -euo pipefail
@@ -21,6 +23,7 @@ configuration=debug
 with_fer=0
 with_bench=0
 with_browser=0
+with_containers=0
 [ "${FACEWIRE_SETUP_FER:-0}" = 1 ] && with_fer=1
 for argument in "$@"; do
     case "$argument" in
@@ -28,7 +31,8 @@ for argument in "$@"; do
         --with-fer) with_fer=1 ;;
         --with-bench) with_bench=1 ;;
         --with-browser) with_browser=1 ;;
-        *) say "unknown option $argument (known: --release, --with-fer, --with-bench, --with-browser)"; exit 2 ;;
+        --with-containers) with_containers=1 ;;
+        *) say "unknown option $argument (known: --release, --with-fer, --with-bench, --with-browser, --with-containers)"; exit 2 ;;
     esac
 done
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/facewire
@@ -39,6 +43,8 @@ sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 packages=(libzmq3-dev libv4l-dev libopencv-dev opencv-data libturbojpeg0-dev pkg-config python3-opencv python3-pip python3-venv python3-yaml python3-zmq python3-protobuf unzip iproute2 etcd-server)
 # The live view's browser tests drive Debian's Chromium with its WebDriver through Debian's Selenium.
 [ "$with_browser" = 1 ] && packages+=(chromium chromium-driver python3-selenium)
+# The container test (deploy/container-test.py) builds its base image with debootstrap: no registry is needed.
+[ "$with_containers" = 1 ] && packages+=(docker.io docker-compose debootstrap)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

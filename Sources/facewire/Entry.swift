@@ -83,10 +83,12 @@ enum EnvironmentFlags {
         for (key, value) in environment.sorted(by: { $0.key < $1.key }) where key.hasPrefix("FACEWIRE_") && key != "FACEWIRE_ROLE" {
             let name = "--" + key.dropFirst("FACEWIRE_".count).lowercased().replacingOccurrences(of: "_", with: "-")
             guard !given.contains(where: { $0 == name || $0.hasPrefix(name + "=") }) else { continue }
-            guard let range = help.range(of: name + " "), help[range.upperBound...].first != nil || help.hasSuffix(name) else {
-                continue
-            }
-            let takesValue = help[range.upperBound...].hasPrefix("<")
+            // The option's own line in the help ("  --source <source>   …"), not a mention of it in the discussion
+            // ("Give --source and --stream once per camera": that mention once made FACEWIRE_SOURCE do nothing).
+            guard let declaration = help.split(separator: "\n").lazy.map({ $0.drop(while: { $0 == " " }) })
+                .first(where: { $0.hasPrefix(name + " ") || $0 == name })
+            else { continue }
+            let takesValue = declaration.dropFirst(name.count).hasPrefix(" <")
             if takesValue {
                 result += [name, value]
             } else if ["1", "true", "yes", "on"].contains(value.lowercased()) {

@@ -23,6 +23,18 @@ extension IntegrationTests {
             #expect(lines.allSatisfy { $0.status == "processed" }, "\(lines.map { "\($0.seq):\($0.status):\($0.reason ?? "")" })")
         }
 
+        @Test("FACEWIRE_SOURCE reaches a capture node whose help also mentions --source in its discussion", .timeLimit(.minutes(5)))
+        func environmentOptionMentionedInTheDiscussion() async throws {
+            let cluster = try TestCluster("env-source")
+            defer { cluster.cleanup() }
+            // Once, the first mention of "--source " (in "Give --source and --stream once per camera") was taken for
+            // the option, which then seemed to take no value: FACEWIRE_SOURCE did nothing (found in a container).
+            let capture = try cluster.facewire(
+                "capture", [], environment: ["FACEWIRE_ROLE": "capture", "FACEWIRE_SOURCE": "/nonexistent-env-source"])
+            #expect(try await capture.waitForExit() != 0)
+            #expect(capture.text(.stderr).contains("'/nonexistent-env-source' does not exist"), "\(capture.tail(.stderr))")
+        }
+
         @Test("the command line wins over the environment", .timeLimit(.minutes(15)))
         func commandLineWinsOverEnvironment() async throws {
             let cluster = try TestCluster("env-override")
