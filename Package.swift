@@ -49,6 +49,8 @@ let package = Package(
             pkgConfig: "libturbojpeg",
             providers: [.apt(["libturbojpeg0-dev"])]
         ),
+        // MQTT out (collector --mqtt): libmosquitto from Debian's libmosquitto-dev.
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .target(
             name: "CV4L2",
             linkerSettings: [.linkedLibrary("v4l2")]
@@ -201,7 +203,7 @@ let package = Package(
         .target(
             name: "FacewireCollector",
             dependencies: [
-                "ZeroMQ", "FacewireRuntime", "FacewireProtocol", "FacewireCollectorCore", "FacewireVocabulary",
+                "ZeroMQ", "CMosquitto", "FacewireRuntime", "FacewireProtocol", "FacewireCollectorCore", "FacewireVocabulary",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -9,7 +9,7 @@
 * every port a manifest declares is a port the node uses: given in its arguments or a default its --help shows;
 * every Kubernetes probe points at a declared port, and the node serves metrics there (--metrics-port);
 * the Containerfile builds with a Swift new enough for the package and installs, at run time, every shared
-  library the binary links from Debian (OpenCV modules, libzmq, libturbojpeg, libv4l2).
+  library the binary links from Debian (OpenCV modules, libzmq, libturbojpeg, libv4l2, libmosquitto).
 
 Prints one line per problem and exits 1 if there is any; prints what it checked and exits 0 otherwise.
 """
@@ -199,7 +199,7 @@ def check_containerfile(path, package_swift):
     for module in modules:
         if f"libopencv-{module}4" not in runtime:
             problem(where, f"the runtime stage does not install libopencv-{module} (linked by Package.swift)")
-    for library in ("libzmq5", "libturbojpeg0", "libv4l-0"):
+    for library in ("libzmq5", "libturbojpeg0", "libv4l-0", "libmosquitto1"):
         if library not in runtime:
             problem(where, f"the runtime stage does not install {library}")
     if "libv4l-dev" not in stages[1] if len(stages) > 1 else True:

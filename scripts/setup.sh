@@ -40,7 +40,8 @@ sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # 1. System libraries (Debian packages).
 # etcd-server: the collectors' election (--election etcd://; its tests start one of their own on loopback ports).
-packages=(libzmq3-dev libv4l-dev libopencv-dev opencv-data libturbojpeg0-dev pkg-config python3-opencv python3-pip python3-venv python3-yaml python3-zmq python3-protobuf unzip iproute2 etcd-server)
+# libmosquitto-dev: the collector's MQTT client (--mqtt); mosquitto and its clients: the broker its tests start.
+packages=(libzmq3-dev libv4l-dev libopencv-dev opencv-data libturbojpeg0-dev pkg-config python3-opencv python3-pip python3-venv python3-yaml python3-zmq python3-protobuf unzip iproute2 etcd-server libmosquitto-dev mosquitto mosquitto-clients)
 # The live view's browser tests drive Debian's Chromium with its WebDriver through Debian's Selenium.
 [ "$with_browser" = 1 ] && packages+=(chromium chromium-driver python3-selenium)
 # The container test (deploy/container-test.py) builds its base image with debootstrap: no registry is needed.

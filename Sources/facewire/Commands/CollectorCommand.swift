@@ -80,6 +80,7 @@ struct CollectorCommand: AsyncParsableCommand {
     @Option(help: "This collector is shard K of N (e.g. 0/4, SPEC.md 19): other nodes list the N shards in --collector, separated by ';', and send each stream to the shard that owns it. Its Welcome says so, and input for a stream another shard owns is counted (shard_foreign_*). With --election, each shard is its own failover group (the key facewire/GROUP/shard-K/leader).")
     var shard: String?
 
+    @OptionGroup(title: "MQTT out") var mqtt: MQTTOptions
     @OptionGroup(title: "Failover (SPEC.md 18)") var failover: FailoverOptions
     @OptionGroup(title: "Security (CURVE)") var curve: CurveOptions
     @OptionGroup(title: "Metrics") var metrics: MetricsOptions
@@ -131,12 +132,17 @@ struct CollectorCommand: AsyncParsableCommand {
         configuration.failover = failover.settings(bind: bind)
         configuration.shard = try shard.map(ShardIdentity.init(parsing:))
         let role = configuration.failover == nil ? nil : RoleBox()
-        let node = CollectorNode(
-            configuration: configuration,
-            logger: logger,
-            role: role,
-            sink: file.map { file in { try file.write($0) } }
-        )
+        let bridge = try mqtt.bridge(logger: logger)
+        let sink: ((StreamMessage) throws -> Void)? =
+            file == nil && bridge == nil
+            ? nil
+            : { message in
+                bridge?.offer(message)
+                try file?.write(message)
+            }
+        let node = CollectorNode(configuration: configuration, logger: logger, role: role, sink: sink)
+        bridge?.start()
+        defer { bridge?.shutdown() }
         defer {
             if let file {
                 do {
@@ -238,5 +244,85 @@ struct FailoverOptions: ParsableArguments {
         ) { role.set($0) }
         runner.shards = shard.map { ElectionRunner.ShardCount(group: electionGroup, count: $0.count) }
         return runner
+    }
+}
+
+/// `--mqtt` and what goes with it: the ordered stream's events, each stream's status and frame summaries published to an
+/// MQTT broker (SPEC.md 20).
+struct MQTTOptions: ParsableArguments {
+    @Option(help: "Publish to this MQTT broker (mqtt://HOST[:PORT], 1883 by default): faceAppeared, faceLeft, trackingReset and streamEnded on PREFIX/STREAM/events (QoS 1; spooled while the broker is away), each stream's status on PREFIX/STREAM/status (retained), a frame summary on PREFIX/STREAM/frames (at most one per --mqtt-summary-interval), and this collector's availability (online; offline as its last will).")
+    var mqtt: String?
+
+    @Option(help: "The client id (and availability topic): default facewire-collector-HOSTNAME.")
+    var mqttClientId: String?
+
+    @Option(help: "Topic prefix.")
+    var mqttPrefix: String = "facewire"
+
+    @Option(help: "User name for the broker.")
+    var mqttUsername: String?
+
+    @Option(help: "A file holding the broker password (its first line).")
+    var mqttPasswordFile: String?
+
+    @Option(help: "Seconds between two frame summaries of a stream (0: every frame).")
+    var mqttSummaryInterval: Double = 1
+
+    @Option(help: "Where events wait for the broker, kept across restarts (default: ~/.cache/facewire/mqtt-spool-CLIENTID.jsonl; 'none': in memory only).")
+    var mqttSpool: String?
+
+    @Option(help: "Bytes of events the spool holds at most; further events are dropped and counted (mqtt_events_dropped_spool_full).")
+    var mqttSpoolMaxBytes: Int = 16 << 20
+
+    func validate() throws {
+        guard mqttSummaryInterval >= 0, mqttSummaryInterval.isFinite, mqttSummaryInterval <= 86_400 else {
+            throw ValidationError("--mqtt-summary-interval must be 0...86400 seconds")
+        }
+        guard (1024...(1 << 30)).contains(mqttSpoolMaxBytes) else { throw ValidationError("--mqtt-spool-max-bytes must be 1024...2^30") }
+        guard !mqttPrefix.isEmpty, mqttPrefix.count <= 64, !mqttPrefix.contains(where: { "+#\0".contains($0) }) else {
+            throw ValidationError("--mqtt-prefix must be 1 to 64 characters without +, # or NUL")
+        }
+        if let id = mqttClientId, id.isEmpty || id.utf8.count > 64 { throw ValidationError("--mqtt-client-id must be 1 to 64 bytes") }
+    }
+
+    /// The arguments that give a child collector the same settings (`local --mqtt`).
+    var arguments: [String] {
+        guard let mqtt else { return [] }
+        var out = ["--mqtt", mqtt, "--mqtt-prefix", mqttPrefix, "--mqtt-summary-interval", String(mqttSummaryInterval),
+                   "--mqtt-spool-max-bytes", String(mqttSpoolMaxBytes)]
+        if let mqttClientId { out += ["--mqtt-client-id", mqttClientId] }
+        if let mqttUsername { out += ["--mqtt-username", mqttUsername] }
+        if let mqttPasswordFile { out += ["--mqtt-password-file", mqttPasswordFile] }
+        if let mqttSpool { out += ["--mqtt-spool", mqttSpool] }
+        return out
+    }
+
+    func bridge(logger: Logger) throws -> MQTTBridge? {
+        guard let mqtt else { return nil }
+        let host = ProcessInfo.processInfo.hostName.filter { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." }
+        var configuration = try MQTTConfiguration(url: mqtt, clientID: mqttClientId ?? "facewire-collector-\(host.prefix(40))")
+        configuration.outbox.prefix = mqttPrefix
+        configuration.outbox.summaryIntervalSeconds = mqttSummaryInterval
+        configuration.outbox.maxSpoolBytes = mqttSpoolMaxBytes
+        configuration.username = mqttUsername
+        if let file = mqttPasswordFile {
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { throw ValidationError("cannot read --mqtt-password-file \(file)") }
+            configuration.password = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
+        }
+        switch mqttSpool {
+        case "none": configuration.spoolPath = nil
+        case let path?: configuration.spoolPath = path
+        case nil:
+            let cache = ProcessInfo.processInfo.environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? (NSHomeDirectory() + "/.cache")
+            configuration.spoolPath = cache + "/facewire/mqtt-spool-\(configuration.clientID).jsonl"
+        }
+        do {
+            return try MQTTBridge(configuration: configuration, logger: logger)
+        } catch where mqttSpool == nil {
+            // The default spool cannot be opened (a read-only home, in a container): events wait in memory only.
+            logger.warning("MQTT: no spool file (\(error)); events wait in memory only (--mqtt-spool FILE to keep them on disk)")
+            configuration.spoolPath = nil
+            return try MQTTBridge(configuration: configuration, logger: logger)
+        }
     }
 }

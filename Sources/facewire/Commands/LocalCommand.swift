@@ -59,6 +59,7 @@ struct LocalCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Live view (with --view)") var http: ViewHTTPOptions
 
+    @OptionGroup(title: "MQTT out (the collector's)") var mqtt: MQTTOptions
     @OptionGroup var detector: DetectorOptions
     @OptionGroup(title: "Face attributes") var attributeModels: AttributeModelOptions
     @OptionGroup(title: "Stream settings") var analysis: AnalysisFlags
@@ -103,7 +104,7 @@ struct LocalCommand: AsyncParsableCommand {
         try cluster.start("collector", [
             "--role", "collector", "--bind", control, "--publish", publish, "--max-delay", String(maxDelay),
             "--stats-interval", String(statsInterval), "--max-pulse-tracks", String(maxPulseTracks), "--log-level", childLogLevel,
-        ])
+        ] + mqtt.arguments)
         logger.info("collector started", metadata: ["control": "\(control)", "reset": "facewire reset --collector \(control)"])
 
         let client = TailClient(configuration: .init(publish: publish, streams: [stream]), logger: logger)
