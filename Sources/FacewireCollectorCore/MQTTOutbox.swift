@@ -12,6 +12,7 @@ import FacewireVocabulary
 ///   window, `ended` at its end): the newest replaces any not yet sent.
 /// - `<prefix>/<stream>/frames`: a summary of a frame (seq, faces, tracking IDs), at most one per `summaryInterval` per
 ///   stream, only while connected (a stale summary is worth nothing).
+/// - With `discoveryPrefix`, Home Assistant's discovery message for each stream's face count, retained.
 ///
 /// Stream ids are topic-safe by SPEC 14.4 (letters, digits, `.`, `_`, `-`): no `+`, `#` or `/` can reach a topic.
 public struct MQTTOutbox: Sendable {
@@ -24,6 +25,11 @@ public struct MQTTOutbox: Sendable {
         public var maxSpoolEvents = 100_000
         /// At most this many spooled events unacknowledged at once.
         public var maxInFlight = 64
+        /// Home Assistant's MQTT discovery prefix (`homeassistant`), or nil for none: each stream is announced once as
+        /// a sensor of its face count (retained, on its first frame).
+        public var discoveryPrefix: String?
+        /// The collector's availability topic, which discovered sensors follow.
+        public var availabilityTopic = ""
         public init() {}
     }
 
@@ -50,8 +56,9 @@ public struct MQTTOutbox: Sendable {
     public private(set) var spoolBytes = 0
     private var inFlight: Set<UInt64> = []
     private var nextID: UInt64 = 1
-    /// The latest status per stream not yet sent (retained: only the newest matters).
-    public private(set) var pendingStatus: [String: Publication] = [:]
+    /// The latest retained message per topic not yet sent (a stream's status, its discovery message): only the newest
+    /// matters.
+    public private(set) var pendingRetained: [String: Publication] = [:]
     private var lastSummary: [String: UInt64] = [:]
     private var seenEpochs: [String: UInt64] = [:]
     public private(set) var counts: [String: Int] = [:]
@@ -78,6 +85,7 @@ public struct MQTTOutbox: Sendable {
         switch message.body {
         case .frame(let frame):
             if seenEpochs[stream] != message.epoch {
+                if seenEpochs[stream] == nil, let discovery = discoveryConfig(stream) { retained(discovery, into: &decision.publish) }
                 seenEpochs[stream] = message.epoch
                 if seenEpochs.count > 4096 { seenEpochs.removeAll(keepingCapacity: true) }  // bounded: a stream seen again only re-announces itself
                 status(stream, epoch: message.epoch, state: "live", extra: "", into: &decision.publish)
@@ -114,14 +122,34 @@ public struct MQTTOutbox: Sendable {
         return decision
     }
 
+    /// Home Assistant's discovery message for `stream`'s face count (a sensor on the frames topic), when asked for.
+    /// Object ids take letters, digits, `_` and `-`: a stream id's `.` becomes `_`.
+    func discoveryConfig(_ stream: String) -> Publication? {
+        guard let prefix = configuration.discoveryPrefix else { return nil }
+        let object = "facewire_" + String(stream.map { $0 == "." ? "_" : $0 })
+        let text = "{\"name\":\(JSONLines.quoted("\(stream) faces")),\"unique_id\":\(JSONLines.quoted(object + "_faces")),"
+            + "\"state_topic\":\(JSONLines.quoted("\(configuration.prefix)/\(stream)/frames")),"
+            + "\"value_template\":\"{{ value_json.faces }}\",\"unit_of_measurement\":\"faces\","
+            + "\"availability_topic\":\(JSONLines.quoted(configuration.availabilityTopic)),"
+            + "\"device\":{\"identifiers\":[\(JSONLines.quoted(object))],\"name\":\(JSONLines.quoted("Facewire \(stream)")),\"manufacturer\":\"Facewire\"}}"
+        return Publication(topic: "\(prefix)/sensor/\(object)/faces/config", payload: Array(text.utf8), retain: true)
+    }
+
     private mutating func status(_ stream: String, epoch: UInt64, state: String, extra: String, into out: inout [Publication]) {
         let text = "{\"stream\":\(JSONLines.quoted(stream)),\"epoch\":\(epoch),\"state\":\"\(state)\"\(extra)}"
-        let publication = Publication(topic: "\(configuration.prefix)/\(stream)/status", payload: Array(text.utf8), retain: true)
+        retained(Publication(topic: "\(configuration.prefix)/\(stream)/status", payload: Array(text.utf8), retain: true), into: &out)
+    }
+
+    /// A retained message: sent now while connected, else kept (the newest per topic) until the connection is back.
+    private mutating func retained(_ publication: Publication, into out: inout [Publication]) {
         if connected {
             out.append(publication)
         } else {
-            pendingStatus[stream] = publication
-            if pendingStatus.count > 4096 { pendingStatus.removeAll(keepingCapacity: true); counts["mqtt_status_dropped", default: 0] += 1 }
+            if pendingRetained[publication.topic] == nil, pendingRetained.count >= 8192 {
+                counts["mqtt_retained_dropped", default: 0] += 1  // bounded: thousands of streams while the broker is away
+                return
+            }
+            pendingRetained[publication.topic] = publication
         }
     }
 
@@ -148,8 +176,8 @@ public struct MQTTOutbox: Sendable {
     public mutating func connected(_ up: Bool) -> [Publication] {
         connected = up
         guard up else { return [] }
-        defer { pendingStatus.removeAll() }
-        return pendingStatus.keys.sorted().compactMap { pendingStatus[$0] }
+        defer { pendingRetained.removeAll() }
+        return pendingRetained.keys.sorted().compactMap { pendingRetained[$0] }
     }
 
     /// Spooled events to send now, oldest first, as many as the in-flight window allows; marked in flight.

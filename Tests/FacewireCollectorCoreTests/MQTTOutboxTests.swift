@@ -133,7 +133,7 @@ struct MQTTOutboxTests {
         end.end.dropped = 1
         let decision = outbox.accept(end, at: Self.at(1))
         #expect(decision.publish.isEmpty && decision.spooled.count == 1, "streamEnded is an event too")
-        #expect(outbox.pendingStatus.count == 1)
+        #expect(outbox.pendingRetained.count == 1)
         let sent = outbox.connected(true)
         #expect(sent.count == 1 && sent[0].retain && sent[0].topic == "facewire/cam-1/status")
         #expect(String(decoding: sent[0].payload, as: UTF8.self) == #"{"stream":"cam-1","epoch":7,"state":"ended","frames":10,"processed":9,"dropped":1}"#)
@@ -147,6 +147,27 @@ struct MQTTOutboxTests {
         statistics.statistics.frames = 4
         let live = outbox.accept(statistics, at: Self.at(2)).publish
         #expect(live.count == 1 && String(decoding: live[0].payload, as: UTF8.self).contains(#""fps":null"#), "an absurd fps prints as the tail prints it")
+    }
+
+    @Test("Home Assistant discovery: each stream announced once, retained, as a sensor of the frames topic's face count")
+    func discovery() {
+        var configuration = MQTTOutbox.Configuration()
+        configuration.discoveryPrefix = "homeassistant"
+        configuration.availabilityTopic = "facewire/collector/c1/availability"
+        var outbox = MQTTOutbox(configuration: configuration)
+        _ = outbox.accept(Self.frame("lobby.east", seq: 0), at: Self.at(0))  // not connected: it waits
+        let sent = outbox.connected(true)
+        let config = sent.first { $0.topic == "homeassistant/sensor/facewire_lobby_east/faces/config" }
+        #expect(config?.retain == true)
+        let text = config.map { String(decoding: $0.payload, as: UTF8.self) } ?? ""
+        #expect(text.contains(#""state_topic":"facewire/lobby.east/frames""#) && text.contains(#""value_template":"{{ value_json.faces }}""#)
+            && text.contains(#""availability_topic":"facewire/collector/c1/availability""#), "\(text)")
+        let again = outbox.accept(Self.frame("lobby.east", epoch: 8, seq: 0), at: Self.at(5)).publish
+        #expect(!again.contains { $0.topic.hasPrefix("homeassistant/") }, "a new epoch does not announce the stream again")
+        var plain = MQTTOutbox()
+        _ = plain.connected(true)
+        let none = plain.accept(Self.frame(seq: 0), at: Self.at(0)).publish
+        #expect(!none.contains { $0.topic.hasPrefix("homeassistant/") }, "no discovery unless asked")
     }
 
     @Test("a prefix of one's own; heartbeats publish nothing")

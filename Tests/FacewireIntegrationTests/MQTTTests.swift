@@ -107,5 +107,77 @@ extension IntegrationTests {
             while ((try? String(contentsOf: spool, encoding: .utf8)) ?? "").isEmpty == false, Date() < deadline { usleep(100_000) }
             #expect(((try? String(contentsOf: spool, encoding: .utf8)) ?? "x").isEmpty, "the spool file is emptied once all is acknowledged")
         }
+    
+
+        /// A CA and a server certificate for 127.0.0.1 (openssl), in `directory`.
+        static func makeCertificates(in directory: URL) throws {
+            let script = """
+                set -e
+                cd "$1"
+                openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=facewire-test-ca -keyout ca.key -out ca.pem 2>/dev/null
+                openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout server.key -out server.csr 2>/dev/null
+                printf 'subjectAltName=IP:127.0.0.1\\n' > san.ext
+                openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile san.ext -out server.pem 2>/dev/null
+                openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=other-ca -keyout other.key -out other.pem 2>/dev/null
+                chmod 644 server.key
+                """
+            let made = try runCommand("/bin/sh", ["-c", script, "sh", directory.path])
+            try #require(made.status == 0, "\(made.output)")
+        }
+
+        @Test("mqtts://: events arrive over TLS with the broker's certificate checked; a collector that does not trust it is refused and says why",
+              .enabled(if: hasBroker && FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl"), "needs mosquitto, mosquitto-clients and openssl"),
+              .timeLimit(.minutes(10)))
+        func tls() async throws {
+            let cluster = try TestCluster("mqtts")
+            defer { cluster.cleanup() }
+            try Self.makeCertificates(in: cluster.directory)
+            func path(_ name: String) -> String { cluster.directory.appendingPathComponent(name).path }
+            let frames = try CurveClusters.frames(in: cluster.directory, count: 10)
+            let ports = try freeLoopbackPorts(6)
+            let conf = cluster.directory.appendingPathComponent("mosquitto.conf")
+            try """
+                listener \(ports[4]) 127.0.0.1
+                allow_anonymous true
+                cafile \(path("ca.pem"))
+                certfile \(path("server.pem"))
+                keyfile \(path("server.key"))
+
+                """.write(to: conf, atomically: true, encoding: .utf8)
+            let broker = try cluster.launch("mosquitto", executable: "/usr/sbin/mosquitto", ["-c", conf.path])
+            _ = try await broker.waitForLine(containing: "running")
+            let subscriber = try cluster.launch("mosquitto_sub", executable: "/usr/bin/stdbuf", [
+                "-oL", "/usr/bin/mosquitto_sub", "-h", "127.0.0.1", "-p", String(ports[4]), "--cafile", path("ca.pem"), "-q", "1",
+                "-d", "-v", "-t", "facewire/+/events",
+            ])
+            _ = try await subscriber.waitForLine(containing: "received SUBACK", in: .stdout)
+
+            // A collector that trusts another CA: refused (the certificate does not verify), events kept in its spool.
+            let wrong = "tcp://127.0.0.1:\(ports[2])"
+            let distrustful = try cluster.facewire("collector-distrustful", [
+                "--role", "collector", "--bind", wrong, "--publish", "tcp://127.0.0.1:\(ports[3])",
+                "--mqtt", "mqtts://127.0.0.1:\(ports[4])", "--mqtt-ca-file", path("other.pem"), "--mqtt-spool", "none",
+                "--mqtt-client-id", "fw-distrustful",
+            ])
+            let refusal = try await distrustful.waitForLine(containing: "MQTT: cannot connect")
+            #expect(refusal.contains("TLS") || refusal.contains("error"), "\(refusal)")
+
+            let control = "tcp://127.0.0.1:\(ports[0])"
+            _ = try await cluster.startCollector(control: control, publish: "tcp://127.0.0.1:\(ports[1])", [
+                "--mqtt", "mqtts://127.0.0.1:\(ports[4])", "--mqtt-ca-file", path("ca.pem"), "--mqtt-spool", "none",
+            ])
+            let tail = try await cluster.startTail(control: control, ["--events", "--exit-on-end"])
+            _ = try await cluster.startWorker(control: control)
+            _ = try cluster.facewire("capture", [
+                "--role", "capture", "--source", frames.path, "--stream", "tls", "--bind", "tcp://127.0.0.1:\(ports[5])",
+                "--collector", control, "--fps", "max",
+            ])
+            #expect(try await tail.waitForExit() == 0)
+            _ = try await subscriber.waitFor(.stdout, "the stream's end over TLS") { lines in lines.contains { $0.hasPrefix("facewire/tls/events") && $0.contains("streamEnded") } }
+            let expected = Self.events(tail.lines(.stdout))
+            let received = subscriber.lines(.stdout).filter { $0.hasPrefix("facewire/tls/events ") }
+            #expect(received == expected.map { "facewire/tls/events \($0)" })
+            #expect(!distrustful.text(.stderr).contains("MQTT: connected"), "the collector that does not trust the broker never connected")
+        }
     }
 }

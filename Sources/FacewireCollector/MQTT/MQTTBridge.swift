@@ -16,15 +16,23 @@ public struct MQTTConfiguration: Sendable {
     /// The spool file (events waiting for the broker, kept across restarts); nil: in memory only.
     public var spoolPath: String?
     public var outbox = MQTTOutbox.Configuration()
+    /// TLS (`mqtts://`): the CA file the broker's certificate is checked against (with its host name), and a client
+    /// certificate and key for brokers that ask for one.
+    public var tls = false
+    public var caFile: String?
+    public var certificateFile: String?
+    public var keyFile: String?
 
-    /// Reads `mqtt://HOST[:PORT]` (1883 by default).
+    /// Reads `mqtt://HOST[:PORT]` (1883 by default) or `mqtts://HOST[:PORT]` (TLS, 8883).
     public init(url: String, clientID: String) throws {
-        guard let components = URLComponents(string: url), components.scheme == "mqtt", let host = components.host, !host.isEmpty,
-            components.path.isEmpty || components.path == "/", components.query == nil
+        guard let components = URLComponents(string: url), components.scheme == "mqtt" || components.scheme == "mqtts",
+            let host = components.host, !host.isEmpty, components.path.isEmpty || components.path == "/", components.query == nil,
+            components.user == nil
         else {
-            throw NodeError("--mqtt must be mqtt://HOST[:PORT], not '\(url)' (TLS, mqtts://, is not supported yet)")
+            throw NodeError("--mqtt must be mqtt://HOST[:PORT] or mqtts://HOST[:PORT] (credentials: --mqtt-username), not '\(url)'")
         }
-        let port = components.port ?? 1883
+        tls = components.scheme == "mqtts"
+        let port = components.port ?? (tls ? 8883 : 1883)
         guard (1...65535).contains(port) else { throw NodeError("--mqtt port \(port) is out of range") }
         self.host = host
         self.port = port
@@ -77,6 +85,17 @@ public final class MQTTBridge: @unchecked Sendable {
         self.client = client
         if let username = configuration.username {
             mosquitto_username_pw_set(client, username, configuration.password)
+        }
+        if configuration.tls {
+            // Without a CA file, the system's (Debian: /etc/ssl/certs); the broker's name is checked either way.
+            let code = mosquitto_tls_set(
+                client, configuration.caFile, configuration.caFile == nil ? "/etc/ssl/certs" : nil, configuration.certificateFile,
+                configuration.keyFile, nil)
+            guard code == MOSQ_ERR_SUCCESS.rawValue else {
+                mosquitto_destroy(client)
+                self.client = nil
+                throw NodeError("MQTT TLS settings refused: \(String(cString: mosquitto_strerror(code))) (check --mqtt-ca-file, --mqtt-cert-file, --mqtt-key-file)")
+            }
         }
         let offline = Array("offline".utf8)
         mosquitto_will_set(client, configuration.availabilityTopic, Int32(offline.count), offline, 1, true)
@@ -136,7 +155,11 @@ public final class MQTTBridge: @unchecked Sendable {
             if connected { sendSpooled() }
             let code = mosquitto_loop(client, 50, 1)
             if code != MOSQ_ERR_SUCCESS.rawValue {
-                if connected { didDisconnect(code) }
+                if connected {
+                    didDisconnect(code)
+                } else {
+                    connectFailed(code)
+                }
                 Thread.sleep(forTimeInterval: 0.5)
                 _ = mosquitto_reconnect(client)
             }
@@ -197,6 +220,18 @@ public final class MQTTBridge: @unchecked Sendable {
         logger.notice("MQTT: connected", metadata: ["broker": "\(configuration.host):\(configuration.port)", "waiting": "\(outbox.spool.count)"])
         publish(MQTTOutbox.Publication(topic: configuration.availabilityTopic, payload: Array("online".utf8), retain: true))
         outbox.connected(true).forEach { publish($0) }
+    }
+
+    private var lastFailureLog: Date?
+    /// A connection attempt failed (unreachable, TLS refused): counted; logged at once, then at most once a minute.
+    private func connectFailed(_ code: Int32) {
+        counters.add("mqtt_connect_failed")
+        if let last = lastFailureLog, Date().timeIntervalSince(last) < 60 { return }
+        lastFailureLog = Date()
+        logger.warning("MQTT: cannot connect; retrying", metadata: [
+            "broker": "\(configuration.host):\(configuration.port)", "error": "\(String(cString: mosquitto_strerror(code)))",
+            "waiting": "\(outbox.spool.count)",
+        ])
     }
 
     private func didDisconnect(_ code: Int32) {

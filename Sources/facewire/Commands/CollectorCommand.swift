@@ -250,7 +250,7 @@ struct FailoverOptions: ParsableArguments {
 /// `--mqtt` and what goes with it: the ordered stream's events, each stream's status and frame summaries published to an
 /// MQTT broker (SPEC.md 20).
 struct MQTTOptions: ParsableArguments {
-    @Option(help: "Publish to this MQTT broker (mqtt://HOST[:PORT], 1883 by default): faceAppeared, faceLeft, trackingReset and streamEnded on PREFIX/STREAM/events (QoS 1; spooled while the broker is away), each stream's status on PREFIX/STREAM/status (retained), a frame summary on PREFIX/STREAM/frames (at most one per --mqtt-summary-interval), and this collector's availability (online; offline as its last will).")
+    @Option(help: "Publish to this MQTT broker (mqtt://HOST[:PORT], 1883 by default; mqtts:// for TLS, 8883): faceAppeared, faceLeft, trackingReset and streamEnded on PREFIX/STREAM/events (QoS 1; spooled while the broker is away), each stream's status on PREFIX/STREAM/status (retained), a frame summary on PREFIX/STREAM/frames (at most one per --mqtt-summary-interval), and this collector's availability (online; offline as its last will).")
     var mqtt: String?
 
     @Option(help: "The client id (and availability topic): default facewire-collector-HOSTNAME.")
@@ -274,6 +274,18 @@ struct MQTTOptions: ParsableArguments {
     @Option(help: "Bytes of events the spool holds at most; further events are dropped and counted (mqtt_events_dropped_spool_full).")
     var mqttSpoolMaxBytes: Int = 16 << 20
 
+    @Option(help: "With mqtts://: the CA certificate file the broker's certificate is checked against (default: the system's).")
+    var mqttCaFile: String?
+
+    @Option(help: "With mqtts://: a client certificate (PEM) for brokers that ask for one, with --mqtt-key-file.")
+    var mqttCertFile: String?
+
+    @Option(help: "With mqtts://: the client certificate's private key (PEM).")
+    var mqttKeyFile: String?
+
+    @Option(help: "Announce each stream to Home Assistant (MQTT discovery under this prefix, usually homeassistant) as a sensor of its face count.")
+    var mqttDiscovery: String?
+
     func validate() throws {
         guard mqttSummaryInterval >= 0, mqttSummaryInterval.isFinite, mqttSummaryInterval <= 86_400 else {
             throw ValidationError("--mqtt-summary-interval must be 0...86400 seconds")
@@ -282,7 +294,16 @@ struct MQTTOptions: ParsableArguments {
         guard !mqttPrefix.isEmpty, mqttPrefix.count <= 64, !mqttPrefix.contains(where: { "+#\0".contains($0) }) else {
             throw ValidationError("--mqtt-prefix must be 1 to 64 characters without +, # or NUL")
         }
-        if let id = mqttClientId, id.isEmpty || id.utf8.count > 64 { throw ValidationError("--mqtt-client-id must be 1 to 64 bytes") }
+        if let id = mqttClientId, id.isEmpty || id.utf8.count > 64 || id.contains(where: { "+#/\0".contains($0) }) {
+            throw ValidationError("--mqtt-client-id must be 1 to 64 bytes without +, #, / or NUL")
+        }
+        if (mqttCertFile == nil) != (mqttKeyFile == nil) { throw ValidationError("--mqtt-cert-file and --mqtt-key-file go together") }
+        if mqtt?.hasPrefix("mqtts://") != true, mqttCaFile != nil || mqttCertFile != nil {
+            throw ValidationError("--mqtt-ca-file and --mqtt-cert-file are for an mqtts:// broker")
+        }
+        if let prefix = mqttDiscovery, prefix.isEmpty || prefix.count > 64 || prefix.contains(where: { "+#\0".contains($0) }) {
+            throw ValidationError("--mqtt-discovery must be 1 to 64 characters without +, # or NUL")
+        }
     }
 
     /// The arguments that give a child collector the same settings (`local --mqtt`).
@@ -294,6 +315,10 @@ struct MQTTOptions: ParsableArguments {
         if let mqttUsername { out += ["--mqtt-username", mqttUsername] }
         if let mqttPasswordFile { out += ["--mqtt-password-file", mqttPasswordFile] }
         if let mqttSpool { out += ["--mqtt-spool", mqttSpool] }
+        if let mqttCaFile { out += ["--mqtt-ca-file", mqttCaFile] }
+        if let mqttCertFile { out += ["--mqtt-cert-file", mqttCertFile] }
+        if let mqttKeyFile { out += ["--mqtt-key-file", mqttKeyFile] }
+        if let mqttDiscovery { out += ["--mqtt-discovery", mqttDiscovery] }
         return out
     }
 
@@ -304,6 +329,11 @@ struct MQTTOptions: ParsableArguments {
         configuration.outbox.prefix = mqttPrefix
         configuration.outbox.summaryIntervalSeconds = mqttSummaryInterval
         configuration.outbox.maxSpoolBytes = mqttSpoolMaxBytes
+        configuration.outbox.discoveryPrefix = mqttDiscovery
+        configuration.outbox.availabilityTopic = configuration.availabilityTopic
+        configuration.caFile = mqttCaFile
+        configuration.certificateFile = mqttCertFile
+        configuration.keyFile = mqttKeyFile
         configuration.username = mqttUsername
         if let file = mqttPasswordFile {
             guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { throw ValidationError("cannot read --mqtt-password-file \(file)") }
