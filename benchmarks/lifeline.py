@@ -30,7 +30,9 @@ def install():
 
     def init(self, *args, **kwargs):
         # The signal comes when the *thread* that started the child ends: only children of the main thread get it.
-        if kwargs.get("preexec_fn") is None and threading.current_thread() is threading.main_thread():
+        # A child started in a session of its own is a daemon meant to outlive the script (dockerd): none either.
+        if kwargs.get("preexec_fn") is None and not kwargs.get("start_new_session") \
+                and threading.current_thread() is threading.main_thread():
             kwargs["preexec_fn"] = _parent_death_signal
         original(self, *args, **kwargs)
 
