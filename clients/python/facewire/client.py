@@ -213,20 +213,23 @@ class Client:
         finally:
             dealer.close()
 
+    def _received(self, parts) -> Optional[Item]:
+        """One message off the SUB socket: the first (a heartbeat counts) calls on_subscribed; then parse()."""
+        if not self._live:
+            self._live = True
+            if self.on_subscribed:
+                self.on_subscribed()
+        return parse(parts)
+
     def __iter__(self) -> Iterator[Item]:
         context = zmq.Context()
         sub = context.socket(zmq.SUB)
         try:
             self._subscribe(sub)
             sub.connect(self.resolve(context))
-            live = False
+            self._live = False
             while True:
-                parts = sub.recv_multipart()
-                if not live:
-                    live = True
-                    if self.on_subscribed:
-                        self.on_subscribed()
-                item = parse(parts)
+                item = self._received(sub.recv_multipart())
                 if item is not None:
                     yield item
         finally:
@@ -245,14 +248,9 @@ class Client:
             finally:
                 plain.term()
             sub.connect(endpoint)
-            live = False
+            self._live = False
             while True:
-                parts = await sub.recv_multipart()
-                if not live:
-                    live = True
-                    if self.on_subscribed:
-                        self.on_subscribed()
-                item = parse(parts)
+                item = self._received(await sub.recv_multipart())
                 if item is not None:
                     yield item
         finally:
