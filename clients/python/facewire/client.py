@@ -173,12 +173,16 @@ class Client:
         if envelope.version != 1 or envelope.WhichOneof("body") != "welcome":
             return None
         endpoint = envelope.welcome.publish_endpoint
-        parts = urlsplit(endpoint)
-        if parts.scheme != "tcp" or not parts.port:
+        try:
+            parts = urlsplit(endpoint)
+            port = parts.port  # raises ValueError for a port out of range or not a number
+        except ValueError:
+            return None
+        if parts.scheme != "tcp" or not port or len(endpoint) > 1024:
             return None
         if parts.hostname in ("*", "0.0.0.0", "::", None):
             host = urlsplit(self.collector).hostname
-            return f"tcp://{host}:{parts.port}"
+            return f"tcp://{host}:{port}"
         return endpoint
 
     def _subscribe(self, sub):

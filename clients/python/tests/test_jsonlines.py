@@ -70,6 +70,22 @@ class HostileInput(unittest.TestCase):
         self.assertIn('"confidence":null', line)
         self.assertIn('"landmarks":[[1,2]]', line)
 
+    def test_hostile_welcomes_are_refused_not_raised(self):
+        from facewire.client import Client
+        client = Client(collector="tcp://10.0.0.1:5556")
+
+        def welcome(endpoint):
+            envelope = pb.Envelope(version=1)
+            envelope.welcome.publish_endpoint = endpoint
+            return envelope.SerializeToString()
+
+        self.assertEqual(client._endpoint_from(welcome("tcp://*:5557")), "tcp://10.0.0.1:5557")
+        for endpoint in ("tcp://h:99999", "tcp://h:-1", "tcp://h:x", "", "ipc:///tmp/s", "tcp://h:1" + "0" * 5000,
+                         "tcp://[::1"):
+            self.assertIsNone(client._endpoint_from(welcome(endpoint)), endpoint[:40])
+        self.assertIsNone(client._endpoint_from(b"\xff\x00garbage"))
+        self.assertIsNone(client._endpoint_from(pb.Envelope(version=2).SerializeToString()))
+
     def test_key_files(self):
         import tempfile
         with tempfile.NamedTemporaryFile("w", suffix=".key", delete=False) as handle:
