@@ -15,6 +15,25 @@ extension IntegrationTests {
             (try? runCommand(python, ["-c", "import yaml"]).status) == 0
         }
 
+        /// A fresh copy of `deploy` in the temporary folder, to plant mistakes in.
+        static func copy(_ deploy: URL, as name: String) throws -> URL {
+            let broken = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(getpid())")
+            try? FileManager.default.removeItem(at: broken)
+            try FileManager.default.copyItem(at: deploy, to: broken)
+            return broken
+        }
+
+        /// Replaces `old` (which must be there) by `new` in `file` of `folder`: every occurrence, or the first.
+        static func edit(_ folder: URL, _ file: String, _ old: String, _ new: String, everywhere: Bool) throws {
+            let url = folder.appendingPathComponent(file)
+            let text = try String(contentsOf: url, encoding: .utf8)
+            try #require(text.contains(old), "\(file) no longer contains \(old)")
+            let edited = everywhere
+                ? text.replacingOccurrences(of: old, with: new)
+                : text.replacingOccurrences(of: old, with: new, options: [], range: text.range(of: old))
+            try edited.write(to: url, atomically: true, encoding: .utf8)
+        }
+
         @Test("deploy/check.py passes on the repository's files and names every problem it is shown",
               .enabled(if: hasYAML, "needs python3 with PyYAML (python3-yaml, installed by scripts/setup.sh)"),
               .timeLimit(.minutes(15)))
@@ -30,16 +49,9 @@ extension IntegrationTests {
             }
 
             // A copy with mistakes: an option that does not exist, a port nothing uses, a probe off the metrics port.
-            let broken = FileManager.default.temporaryDirectory.appendingPathComponent("facewire-deploy-\(getpid())")
-            try? FileManager.default.removeItem(at: broken)
-            try FileManager.default.copyItem(at: deploy, to: broken)
+            let broken = try Self.copy(deploy, as: "facewire-deploy")
             defer { try? FileManager.default.removeItem(at: broken) }
-            func edit(_ file: String, _ old: String, _ new: String) throws {
-                let url = broken.appendingPathComponent(file)
-                let text = try String(contentsOf: url, encoding: .utf8)
-                try #require(text.contains(old), "\(file) no longer contains \(old)")
-                try text.replacingOccurrences(of: old, with: new).write(to: url, atomically: true, encoding: .utf8)
-            }
+            func edit(_ file: String, _ old: String, _ new: String) throws { try Self.edit(broken, file, old, new, everywhere: true) }
             try edit("kubernetes/workers.yaml", "\"--threads\", \"1\"", "\"--threads\", \"1\", \"--turbo\"")
             // 5558 is a collector's default (--replication-bind): 5559 is used by nothing.
             try edit("kubernetes/collector.yaml", "containerPort: 5557", "containerPort: 5559")
@@ -72,17 +84,9 @@ extension IntegrationTests {
             #expect(good.output.contains("passed for resource statefulset/facewire-collector against version 1.33"), "\(good.output)")
             #expect(good.output.contains("== hadolint: ok") && good.output.contains("== yamllint: ok"), "\(good.output)")
 
-            let broken = FileManager.default.temporaryDirectory.appendingPathComponent("facewire-validate-\(getpid())")
-            try? FileManager.default.removeItem(at: broken)
-            try FileManager.default.copyItem(at: deploy, to: broken)
+            let broken = try Self.copy(deploy, as: "facewire-validate")
             defer { try? FileManager.default.removeItem(at: broken) }
-            func edit(_ file: String, _ old: String, _ new: String) throws {
-                let url = broken.appendingPathComponent(file)
-                let text = try String(contentsOf: url, encoding: .utf8)
-                try #require(text.contains(old), "\(file) no longer contains \(old)")
-                try text.replacingOccurrences(of: old, with: new, options: [], range: text.range(of: old))
-                    .write(to: url, atomically: true, encoding: .utf8)
-            }
+            func edit(_ file: String, _ old: String, _ new: String) throws { try Self.edit(broken, file, old, new, everywhere: false) }
             // A field a container does not have (strict refuses it), a `cd` in a RUN (hadolint DL3003), trailing
             // spaces (yamllint).
             try edit("kubernetes/workers.yaml", "          image: facewire:latest", "          image: facewire:latest\n          turbo: true")
