@@ -17,6 +17,9 @@ extension CaptureConfiguration {
         settings.curvePublicKey = security?.keyPair.publicKey ?? ""
         settings.previewEndpoint = previewEndpoint
         settings.maxFPS = maxFPS
+        if !(source is LiveFrameSource) {
+            settings.mediaFPS = if case .fixed(let rate) = self.pacing { rate } else { source.nominalFPS ?? 30 }
+        }
         settings.weight = weight
         settings.maxFrames = maxFrames
         settings.maxAgeMilliseconds = maxAgeMilliseconds

@@ -51,6 +51,9 @@ public struct CaptureCore<Payload> {
         public var pacing: Pacing
         /// `--max-fps`.
         public var maxFPS: Double?
+        /// Set: frames carry a media time (SPEC 6.1; files, folders, still images), their presentation time, or without
+        /// one their index / this rate (`--fps N`, else the file's rate or 30). nil: none (live sources). Must be > 0.
+        public var mediaFPS: Double?
         /// `--frames`: frames numbered over all epochs before the stream ends.
         public var maxFrames: Int?
         /// `--max-age`: live and timed frames carry `deadline_us = capture_time_us + maxAge`; 0: none.
@@ -103,8 +106,10 @@ public struct CaptureCore<Payload> {
         public var orientation: UInt32
         /// The source's own capture time (a camera buffer's), else nil: the frame is stamped when it is numbered.
         public var captureTimeUs: Int64?
-        /// The source's presentation time (timed pacing by media time).
+        /// The source's presentation time (timed pacing by media time; the header's `media_time_us`).
         public var mediaTimeSeconds: Double?
+        /// Its place on the media timeline, µs from the source's first frame, set when it is read (nil: none).
+        var mediaTimeUs: Int64?
 
         /// A frame read from the source.
         public init(payload: Payload, width: Int, height: Int, orientation: UInt32 = 1, captureTimeUs: Int64? = nil, mediaTimeSeconds: Double? = nil) {
@@ -209,6 +214,8 @@ public struct CaptureCore<Payload> {
         var startNs: UInt64?
         /// The first frame's presentation time.
         var firstMediaTime: Double?
+        /// The last media time handed out (seconds from the first frame), so that none goes back.
+        var lastMediaSeconds = 0.0
         /// The last offset handed out, so that no frame is due before the one read before it.
         var lastOffsetSeconds = 0.0
     }
@@ -409,17 +416,41 @@ public struct CaptureCore<Payload> {
         return out
     }
 
+    /// The frame's media time, seconds from the source's first frame (SPEC 6.1): its presentation time, else its index
+    /// at ``Settings/mediaFPS``; never before the previous frame's, never infinite; nil when it has neither.
+    private mutating func mediaSeconds(of frame: ReadFrame) -> Double? {
+        var offset: Double
+        if let time = frame.mediaTimeSeconds, let first = timeline.firstMediaTime {
+            offset = time - first
+        } else if let rate = settings.mediaFPS {
+            offset = Double(timeline.framesRead - 1) / rate
+        } else {
+            return nil
+        }
+        // At most 100 years: the µs fit an Int64 with room, whatever a broken file says.
+        if !offset.isFinite || offset < timeline.lastMediaSeconds { offset = timeline.lastMediaSeconds }
+        offset = min(offset, Self.maxMediaSeconds)
+        timeline.lastMediaSeconds = offset
+        return offset
+    }
+
+    /// The largest media time a frame carries: 100 years (SPEC 6.1).
+    public static var maxMediaSeconds: Double { 100 * 365.25 * 86_400 }
+
     private mutating func take(_ frame: ReadFrame, at now: Instant) -> Output {
+        var frame = frame
         var out = Output()
         guard case .running(var unsent) = phase else { return out }
         timeline.framesRead += 1
+        if timeline.firstMediaTime == nil { timeline.firstMediaTime = frame.mediaTimeSeconds }
+        let media = mediaSeconds(of: frame)
+        if settings.mediaFPS != nil, let media { frame.mediaTimeUs = Int64(exactly: (media * 1_000_000).rounded()) ?? .max }
         if case .timed(let fps, let followsMediaTime) = settings.pacing {
             // Due at its place on the source's timeline: its presentation time, or its index at the rate.
             let start = timeline.startNs ?? now.monotonicNs
             timeline.startNs = start
-            if timeline.firstMediaTime == nil { timeline.firstMediaTime = frame.mediaTimeSeconds }
             var offset = Double(timeline.framesRead - 1) / fps
-            if followsMediaTime, let time = frame.mediaTimeSeconds, let first = timeline.firstMediaTime { offset = time - first }
+            if followsMediaTime, frame.mediaTimeSeconds != nil, let media { offset = media }
             if !offset.isFinite || offset < timeline.lastOffsetSeconds { offset = timeline.lastOffsetSeconds }  // never back in time
             timeline.lastOffsetSeconds = offset
             let due = start.addingClamped(Self.nanoseconds(offset))
@@ -619,6 +650,7 @@ public struct CaptureCore<Payload> {
         header.width = UInt32(clamping: frame.width)
         header.height = UInt32(clamping: frame.height)
         header.orientation = frame.orientation
+        if let media = frame.mediaTimeUs { header.mediaTimeUs = media }
         if let detection = settings.detection { header.settings = detection }
         if settings.pacing != .unpaced, settings.maxAgeMilliseconds > 0 {
             header.deadlineUs = captureTime.addingClamped(Int64(clamping: settings.maxAgeMilliseconds).multipliedClamped(by: 1000))

@@ -4,10 +4,17 @@ import FacewireTracking
 import FacewirePulse
 
 extension CollectorCore {
-    /// The time the tracker sees for a frame: its capture time in seconds, or (when the capture node sent none)
-    /// its sequence number at a nominal 30 frames per second.
+    /// A frame's time on its source's own clock, µs (SPEC.md 6.1): its media time when it has one (files, folders:
+    /// any playback pace gives the same), else its capture time; nil when it has neither.
+    static func sourceTimeUs(_ result: FrameResult) -> Int64? {
+        if result.hasMediaTimeUs { return result.mediaTimeUs }
+        return result.captureTimeUs != 0 ? result.captureTimeUs : nil
+    }
+
+    /// The time the tracker sees for a frame: its source time in seconds (``sourceTimeUs(_:)``), or (when it has
+    /// none) its sequence number at a nominal 30 frames per second.
     static func trackingTime(_ result: FrameResult) -> Double {
-        result.captureTimeUs != 0 ? Double(result.captureTimeUs) / 1e6 : Double(result.seq) / 30
+        sourceTimeUs(result).map { Double($0) / 1e6 } ?? Double(result.seq) / 30
     }
 
     /// The event of `track`; a `left` one carries the track's last reported `heartRate`, if it had one.
@@ -138,11 +145,11 @@ extension CollectorCore {
         streams[key] = finished ? nil : state
     }
 
-    /// Feeds each tracked face's skin samples to its track's heart-rate estimator and sets its `heart_rate` when the
+    /// Feeds each tracked face's skin samples, at the frame's source time, to its track's heart-rate estimator and sets its `heart_rate` when the
     /// estimator reports one (the track remembers it for its `left` event). At most ``CollectorLimits/maxPulseTracks``
     /// tracks have an estimator over all streams.
     mutating func estimatePulse(_ result: inout FrameResult, key: Key, state: inout StreamState, out: inout CollectorOutput) {
-        guard result.captureTimeUs != 0 else { return }
+        guard let time = Self.sourceTimeUs(result) else { return }
         for index in result.faces.indices {
             let face = result.faces[index]
             guard face.trackingID != 0, !face.skin.isEmpty else { continue }
@@ -163,7 +170,7 @@ extension CollectorCore {
                 }
                 state.pulse[face.trackingID] = PulseTrack()
             }
-            if let estimate = state.pulse[face.trackingID]!.estimator.add(timeUs: result.captureTimeUs, regions: regions) {
+            if let estimate = state.pulse[face.trackingID]!.estimator.add(timeUs: time, regions: regions) {
                 var rate = Facewire_V1_HeartRate()
                 rate.bpm = Float(estimate.bpm)
                 rate.snr = Float(estimate.snr)

@@ -10,6 +10,8 @@ public enum ResultValidation {
     public enum Rejection: String, Sendable, CaseIterable {
         /// `capture_time_us` negative, or more than a day ahead of the collector's wall clock.
         case captureTime = "capture_time"
+        /// `media_time_us` present and negative or over ``maxMediaTimeMicroseconds`` (SPEC.md 6.1).
+        case mediaTime = "media_time"
         /// More faces than a worker may report (`max_faces` ≤ 256).
         case faces
         /// A face with a non-finite or absurd coordinate, size, angle or score.
@@ -43,6 +45,8 @@ public enum ResultValidation {
     public static let maxMeshFaces = 64
     /// How far ahead of the collector's wall clock a capture time may lie, in microseconds (one day).
     public static let maxCaptureTimeAheadMicroseconds: Int64 = 86_400_000_000
+    /// The largest media time a result may carry: 100 years of a source's timeline, in microseconds (SPEC.md 6.1).
+    public static let maxMediaTimeMicroseconds: Int64 = 3_155_760_000_000_000
     /// The most skin samples a face may carry: one per region.
     public static let maxSkinSamples = 3
     /// The largest coordinate or size a face may have (images are at most 8192 pixels a side; margin for boxes
@@ -53,6 +57,7 @@ public enum ResultValidation {
     public static func rejection(of result: FrameResult, wallMicroseconds: Int64) -> Rejection? {
         let (limit, overflow) = wallMicroseconds.addingReportingOverflow(maxCaptureTimeAheadMicroseconds)
         if result.captureTimeUs < 0 || result.captureTimeUs > (overflow ? .max : limit) { return .captureTime }
+        if result.hasMediaTimeUs, result.mediaTimeUs < 0 || result.mediaTimeUs > maxMediaTimeMicroseconds { return .mediaTime }
         if result.faces.count > maxFaces { return .faces }
         if result.reason.utf8.count > maxReasonBytes || result.worker.utf8.count > maxWorkerBytes { return .strings }
         if result.runLength != 0 { return .runLength }

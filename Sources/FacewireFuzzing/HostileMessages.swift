@@ -80,6 +80,7 @@ public enum HostileMessages {
         timings.totalMs = input.float()
         result.timings = timings
         for _ in 0..<input.below(5) { result.faces.append(face(&input)) }
+        if input.bool() { result.mediaTimeUs = input.int64() }
         return result
     }
 
@@ -140,6 +141,7 @@ public enum HostileMessages {
             settings.landmarks = DetectionSettings.Landmarks(rawValue: input.below(6)) ?? .unset
             header.settings = settings
         }
+        if input.bool() { header.mediaTimeUs = input.int64() }
         return header
     }
 }

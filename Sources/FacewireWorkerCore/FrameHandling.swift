@@ -59,6 +59,7 @@ public struct FrameHandling: Sendable {
         result.epoch = header.epoch
         result.seq = header.seq
         result.captureTimeUs = header.captureTimeUs
+        if header.hasMediaTimeUs { result.mediaTimeUs = header.mediaTimeUs }
         result.worker = workerID
         result.width = header.width
         result.height = header.height

@@ -51,6 +51,47 @@ struct CaptureCorePacingTests {
         #expect(rig.core.nextSeq == 4)
     }
 
+    @Test("media time: a file's presentation time from its first frame, the same at any pace; absurd times clamped")
+    func mediaTimeOfAFile() {
+        for pacing: CaptureRig.Core.Pacing in [.unpaced, .timed(fps: 30, followsMediaTime: true), .timed(fps: 5, followsMediaTime: false)] {
+            var rig = CaptureRig(pacing) { $0.mediaFPS = 30 }
+            let medias: [Double] = [7.0, 7.5, 7.2, .nan, 8.25, 1e300, -5]
+            for (index, media) in medias.enumerated() {
+                rig.ready("w\(index)")
+                rig.advance(ms: 10)  // sent far faster than the file's own rate
+                rig.tick()
+                rig.read(index, media: media)
+                // Real-time pacing holds the 1e300 frame for a century: the later frames are not waited for.
+                for _ in 0..<30 where rig.next != .read && rig.core.nextSeq <= UInt64(index) {
+                    rig.advance(ms: 100)
+                    rig.tick()
+                }
+            }
+            let times = rig.link.sent.map { $0.header.hasMediaTimeUs ? $0.header.mediaTimeUs : -1 }
+            let century: Int64 = 3_155_760_000_000_000
+            let expected: [Int64] = [0, 500_000, 500_000, 500_000, 1_250_000, century, century]
+            #expect(times.count >= 5 && times == Array(expected.prefix(times.count)), "\(pacing): \(times)")
+            #expect(rig.link.sent.first?.header.hasMediaTimeUs == true, "0 is present (a file's first frame)")
+        }
+    }
+
+    @Test("media time: frames without a presentation time (a folder) are placed at index / mediaFPS; live: none")
+    func mediaTimeOfAFolderAndOfALiveSource() {
+        var folder = CaptureRig(.unpaced) { $0.mediaFPS = 4 }
+        var live = CaptureRig(.live)
+        for index in 0..<3 {
+            folder.ready("w\(index)")
+            folder.read(index)
+            live.ready("w\(index)")
+            live.read(index, media: Double(index))  // a stray presentation time: live sources carry none (mediaFPS nil)
+            live.advance(ms: 33)
+        }
+        #expect(folder.link.sent.map(\.header.mediaTimeUs) == [0, 250_000, 500_000])
+        #expect(folder.link.sent.allSatisfy { $0.header.hasMediaTimeUs })
+        #expect(live.link.sent.count == 3)
+        #expect(live.link.sent.allSatisfy { !$0.header.hasMediaTimeUs })
+    }
+
     @Test("unpaced: read only when a worker holds a credit, nothing dropped, no deadline")
     func unpaced() {
         var rig = CaptureRig(.unpaced)

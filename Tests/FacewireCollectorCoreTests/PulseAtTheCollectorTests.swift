@@ -52,15 +52,22 @@ struct PulseAtTheCollectorTests {
     /// regions: ``PulseEstimatorTests/regions(_:_:)``) for `seconds`; returns the next sequence and the capture time of
     /// the last frame.
     @discardableResult
-    static func feed(_ h: inout CoreHarness, _ stream: String = "cam", bpm: Double, seconds: Double, seq: UInt64 = 0, start: Int64)
-        -> (seq: UInt64, time: Int64)
-    {
+    /// With `pace` the capture times run that many times faster than the pulse's own clock (a file at `--fps max`), and
+    /// with `media` each frame also carries the pulse's clock as its media time.
+    static func feed(
+        _ h: inout CoreHarness, _ stream: String = "cam", bpm: Double, seconds: Double, seq: UInt64 = 0, start: Int64,
+        pace: Double = 1, media: Bool = false
+    ) -> (seq: UInt64, time: Int64) {
         var next = (seq: seq, time: start)
         var random = SplitMix64(seed: 4)
         for sample in SyntheticPulse.skin(bpm: bpm, seconds: seconds, seed: 3, drop: 0) {
-            next.time = start + sample.0
+            next.time = start + Int64(Double(sample.0) / pace)
             let regions = SyntheticPulse.regions((sample.1, sample.2, sample.3), &random)
-            h.send(result(stream, seq: next.seq, time: next.time, faces: [face(x: 200, regions: regions)]), from: CoreHarness.worker)
+            guard case .result(var message) = result(stream, seq: next.seq, time: next.time, faces: [face(x: 200, regions: regions)]) else {
+                preconditionFailure()
+            }
+            if media { message.mediaTimeUs = sample.0 }
+            h.send(.result(message), from: CoreHarness.worker)
             next.seq += 1
             h.advance(ms: 33)
         }
@@ -98,6 +105,20 @@ struct PulseAtTheCollectorTests {
         #expect(rated.allSatisfy { $0.faces[0].heartRate.windowSeconds == 10 })
         #expect(errors.allSatisfy { $0 <= 10 }, "\(errors.max() ?? 0)")
         #expect(errors.filter { $0 <= 5 }.count * 4 >= rated.count * 3, "\(errors.filter { $0 <= 5 }.count) of \(rated.count) within 5 bpm")
+    }
+
+    @Test func aFileAtAnyPaceGetsTheSameRatesFromItsMediaTime() {
+        func rates(pace: Double, media: Bool) -> [Float] {
+            var h = CoreHarness()
+            h.send(CoreHarness.hello("cam"))
+            Self.feed(&h, bpm: 72, seconds: 16, start: h.wall, pace: pace, media: media)
+            return h.frames("cam").map { $0.faces.first?.hasHeartRate == true ? $0.faces[0].heartRate.bpm : 0 }
+        }
+        let realTime = rates(pace: 1, media: true)
+        #expect(realTime.count(where: { $0 != 0 }) >= 60, "rated in real time")
+        #expect(rates(pace: 4, media: true) == realTime, "sent 4× faster, measured on media time: the same rates, frame by frame")
+        let squeezed = rates(pace: 4, media: false).filter { $0 != 0 }
+        #expect(squeezed.allSatisfy { abs($0 - 72) > 10 }, "without media time, a squeezed clock cannot read 72: \(squeezed.prefix(3))")
     }
 
     @Test func aTrackThatLeavesCarriesItsLastReportedRateInItsLeftEvent() throws {

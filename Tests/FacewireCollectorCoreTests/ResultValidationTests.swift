@@ -37,6 +37,20 @@ struct ResultValidationTests {
         #expect(ResultValidation.rejection(of: Self.result(captureTime: time), wallMicroseconds: Self.wall) == nil)
     }
 
+    @Test(arguments: [Int64.min, -1, 3_155_760_000_000_001, Int64.max])
+    func implausibleMediaTimesAreRejected(_ time: Int64) {
+        var result = Self.result(captureTime: Self.wall)
+        result.mediaTimeUs = time
+        #expect(ResultValidation.rejection(of: result, wallMicroseconds: Self.wall) == .mediaTime)
+    }
+
+    @Test(arguments: [0, 1, 12_033_333, 3_155_760_000_000_000])
+    func plausibleMediaTimesPass(_ time: Int64) {
+        var result = Self.result(captureTime: Self.wall)
+        result.mediaTimeUs = time
+        #expect(ResultValidation.rejection(of: result, wallMicroseconds: Self.wall) == nil)
+    }
+
     @Test func aWallClockNearInt64MaxDoesNotTrap() {
         #expect(ResultValidation.rejection(of: Self.result(captureTime: .max), wallMicroseconds: .max) == nil)
     }

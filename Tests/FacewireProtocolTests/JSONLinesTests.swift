@@ -538,6 +538,17 @@ struct JSONLinesTests {
         #expect(line.contains(#""heartRate":{"bpm":72.5,"snr":6.2,"window":10}"#), "a face prints its rate as the event does")
     }
 
+    @Test func mediaTimeFollowsTheCaptureTimeWhenPresentZeroIncluded() throws {
+        let vector = try #require(GoldenVectors.all.first { $0.name == "stream_frame_media_time" })
+        let line = try #require(JSONLines.line(for: try StreamMessage(parts: try vector.partBytes())))
+        #expect(line.contains(#""captureTime":1732240001.234567,"mediaTime":12.033333,"status":"processed""#))
+        var frame = FrameResult()
+        frame.stream = "cam-1"
+        #expect(!JSONLines.line(for: frame).contains("mediaTime"), "absent: a live source")
+        frame.mediaTimeUs = 0
+        #expect(JSONLines.line(for: frame).contains(#","mediaTime":0.000000,"#), "present and 0: a file's first frame")
+    }
+
     static func statistics(latency: Bool) -> StreamStatisticsMessage {
         var statistics = StreamStatisticsMessage()
         statistics.windowSeconds = 5.0

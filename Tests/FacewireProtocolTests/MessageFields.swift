@@ -32,6 +32,7 @@ enum MessageFields {
             "deadline_us": number(header.deadlineUs),
         ]
         if header.hasSettings { out["settings"] = of(header.settings) }
+        if header.hasMediaTimeUs { out["media_time_us"] = number(header.mediaTimeUs) }
         return .object(out)
     }
 
@@ -151,6 +152,7 @@ enum MessageFields {
         ]
         if result.hasTimings { out["timings"] = of(result.timings) }
         if result.runLength != 0 { out["run_length"] = number(result.runLength) }
+        if result.hasMediaTimeUs { out["media_time_us"] = number(result.mediaTimeUs) }
         return .object(out)
     }
 

@@ -150,6 +150,8 @@ def enc_frame_header(m):
     )
     if "settings" in m:
         out += f_message(11, enc_detection_settings(m["settings"]))
+    if "media_time_us" in m:  # optional int64: written when present, 0 included
+        out += f_uint(12, m["media_time_us"], always=True)
     return out
 
 
@@ -233,6 +235,8 @@ def enc_frame_result(m):
     for face in m["faces"]:
         out += f_message(11, enc_face(face))
     out += f_uint(12, m.get("run_length", 0))
+    if "media_time_us" in m:  # optional int64: written when present, 0 included
+        out += f_uint(13, m["media_time_us"], always=True)
     return out
 
 
@@ -705,6 +709,13 @@ for name, file_name, settings, note in (
         note=note,
     )
 add(
+    "frame_media_time",
+    "frame",
+    [("frame_header_media_time.bin", enc_frame_header(dict(HEADER, media_time_us=0))), IMAGE_PART],
+    expect={"header": dict(HEADER, media_time_us=0), "image_size": len(IMAGE)},
+    note="a file's first frame: media_time_us present and 0 (field 12, 60 00), unlike an absent one (a live source)",
+)
+add(
     "ready",
     "ready",
     [("ready.bin", enc_ready({"version": 2, "worker": WORKER}))],
@@ -807,6 +818,8 @@ for name, message in (
     ("stream_frame_expression", stream_message("frame", STREAM_RESULT_EXPRESSION)),
     ("stream_frame_pulse", stream_message("frame", STREAM_RESULT_PULSE)),
     ("stream_frame_dropped", stream_message("frame", DROPPED_RESULT)),
+    # A file's frame 361 (30 fps), 12.033333 s into its timeline: media_time_us is field 13 (68 b5 ba de 05).
+    ("stream_frame_media_time", stream_message("frame", dict(STREAM_RESULT, media_time_us=12_033_333))),
     # A run of dropped sequences longer than --max-pending: one message for seq 100 ... 100 + 2^40 - 1.
     ("stream_frame_dropped_run", stream_message("frame", dict(DROPPED_RESULT, seq=100, reason="no-worker", run_length=1 << 40))),
     (

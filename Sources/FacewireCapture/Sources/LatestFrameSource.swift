@@ -59,6 +59,8 @@ public final class LatestFrameSource: LiveFrameSource, @unchecked Sendable {
             condition.withLock {
                 if var frame {
                     if frame.captureTimeUs == nil { frame.captureTimeUs = Clock.wallMicroseconds() }
+                    // A live stream's time is when it was read: no media time (SPEC 6.1).
+                    frame.mediaTimeSeconds = nil
                     if latest != nil { counters?.add("frames_replaced_at_source") }
                     latest = frame
                 } else {

@@ -270,55 +270,97 @@ public nonisolated struct Facewire_V1_Ready: Sendable {
   public init() {}
 }
 
-public nonisolated struct Facewire_V1_FrameHeader: Sendable {
+public nonisolated struct Facewire_V1_FrameHeader: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// MUST be 1
-  public var version: UInt32 = 0
+  public var version: UInt32 {
+    get {_storage._version}
+    set {_uniqueStorage()._version = newValue}
+  }
 
   /// stream id, 1..64 bytes of [A-Za-z0-9._-]
-  public var stream: String = String()
+  public var stream: String {
+    get {_storage._stream}
+    set {_uniqueStorage()._stream = newValue}
+  }
 
   /// changes whenever the capture node (re)starts
-  public var epoch: UInt64 = 0
+  public var epoch: UInt64 {
+    get {_storage._epoch}
+    set {_uniqueStorage()._epoch = newValue}
+  }
 
   /// 0, 1, 2, ... within (stream, epoch), no gaps
-  public var seq: UInt64 = 0
+  public var seq: UInt64 {
+    get {_storage._seq}
+    set {_uniqueStorage()._seq = newValue}
+  }
 
   /// when the frame was captured
-  public var captureTimeUs: Int64 = 0
+  public var captureTimeUs: Int64 {
+    get {_storage._captureTimeUs}
+    set {_uniqueStorage()._captureTimeUs = newValue}
+  }
 
   /// stored (pre-orientation) pixel size of the JPEG
-  public var width: UInt32 = 0
+  public var width: UInt32 {
+    get {_storage._width}
+    set {_uniqueStorage()._width = newValue}
+  }
 
-  public var height: UInt32 = 0
+  public var height: UInt32 {
+    get {_storage._height}
+    set {_uniqueStorage()._height = newValue}
+  }
 
   /// EXIF orientation 1..8; 0 means 1
-  public var orientation: UInt32 = 0
+  public var orientation: UInt32 {
+    get {_storage._orientation}
+    set {_uniqueStorage()._orientation = newValue}
+  }
 
   /// when the capture node handed the frame to ZeroMQ
-  public var sentTimeUs: Int64 = 0
+  public var sentTimeUs: Int64 {
+    get {_storage._sentTimeUs}
+    set {_uniqueStorage()._sentTimeUs = newValue}
+  }
 
   /// a worker SHOULD NOT start a frame after this; 0 = none
-  public var deadlineUs: Int64 = 0
+  public var deadlineUs: Int64 {
+    get {_storage._deadlineUs}
+    set {_uniqueStorage()._deadlineUs = newValue}
+  }
 
   /// the stream's detection settings; absent = the worker's own defaults
   public var settings: Facewire_V1_DetectionSettings {
-    get {_settings ?? Facewire_V1_DetectionSettings()}
-    set {_settings = newValue}
+    get {_storage._settings ?? Facewire_V1_DetectionSettings()}
+    set {_uniqueStorage()._settings = newValue}
   }
   /// Returns true if `settings` has been explicitly set.
-  public var hasSettings: Bool {self._settings != nil}
+  public var hasSettings: Bool {_storage._settings != nil}
   /// Clears the value of `settings`. Subsequent reads from it will return its default value.
-  public mutating func clearSettings() {self._settings = nil}
+  public mutating func clearSettings() {_uniqueStorage()._settings = nil}
+
+  /// The frame's place on the source's own timeline, µs since the epoch's first frame (files: presentation
+  /// time; folders and still images: index / rate). Absent for live sources (cameras, MJPEG pipes): their
+  /// capture_time_us is the real time. Heart rates are measured on it, so any playback pace gives the same.
+  public var mediaTimeUs: Int64 {
+    get {_storage._mediaTimeUs ?? 0}
+    set {_uniqueStorage()._mediaTimeUs = newValue}
+  }
+  /// Returns true if `mediaTimeUs` has been explicitly set.
+  public var hasMediaTimeUs: Bool {_storage._mediaTimeUs != nil}
+  /// Clears the value of `mediaTimeUs`. Subsequent reads from it will return its default value.
+  public mutating func clearMediaTimeUs() {_uniqueStorage()._mediaTimeUs = nil}
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
-  fileprivate var _settings: Facewire_V1_DetectionSettings? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 /// Per-stream detection settings, set on the capture node and carried in every FrameHeader so that
@@ -860,52 +902,95 @@ public nonisolated struct Facewire_V1_Timings: Sendable {
   public init() {}
 }
 
-public nonisolated struct Facewire_V1_FrameResult: Sendable {
+public nonisolated struct Facewire_V1_FrameResult: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var stream: String = String()
+  public var stream: String {
+    get {_storage._stream}
+    set {_uniqueStorage()._stream = newValue}
+  }
 
-  public var epoch: UInt64 = 0
+  public var epoch: UInt64 {
+    get {_storage._epoch}
+    set {_uniqueStorage()._epoch = newValue}
+  }
 
-  public var seq: UInt64 = 0
+  public var seq: UInt64 {
+    get {_storage._seq}
+    set {_uniqueStorage()._seq = newValue}
+  }
 
-  public var captureTimeUs: Int64 = 0
+  public var captureTimeUs: Int64 {
+    get {_storage._captureTimeUs}
+    set {_uniqueStorage()._captureTimeUs = newValue}
+  }
 
-  public var status: Facewire_V1_FrameStatus = .processed
+  public var status: Facewire_V1_FrameStatus {
+    get {_storage._status}
+    set {_uniqueStorage()._status = newValue}
+  }
 
   /// for dropped / error: see SPEC.md "Reasons"
-  public var reason: String = String()
+  public var reason: String {
+    get {_storage._reason}
+    set {_uniqueStorage()._reason = newValue}
+  }
 
   /// upright size
-  public var width: UInt32 = 0
+  public var width: UInt32 {
+    get {_storage._width}
+    set {_uniqueStorage()._width = newValue}
+  }
 
-  public var height: UInt32 = 0
+  public var height: UInt32 {
+    get {_storage._height}
+    set {_uniqueStorage()._height = newValue}
+  }
 
   /// worker id, "" when no worker handled it
-  public var worker: String = String()
+  public var worker: String {
+    get {_storage._worker}
+    set {_uniqueStorage()._worker = newValue}
+  }
 
   public var timings: Facewire_V1_Timings {
-    get {_timings ?? Facewire_V1_Timings()}
-    set {_timings = newValue}
+    get {_storage._timings ?? Facewire_V1_Timings()}
+    set {_uniqueStorage()._timings = newValue}
   }
   /// Returns true if `timings` has been explicitly set.
-  public var hasTimings: Bool {self._timings != nil}
+  public var hasTimings: Bool {_storage._timings != nil}
   /// Clears the value of `timings`. Subsequent reads from it will return its default value.
-  public mutating func clearTimings() {self._timings = nil}
+  public mutating func clearTimings() {_uniqueStorage()._timings = nil}
 
-  public var faces: [Facewire_V1_Face] = []
+  public var faces: [Facewire_V1_Face] {
+    get {_storage._faces}
+    set {_uniqueStorage()._faces = newValue}
+  }
 
   /// Dropped runs longer than the collector's --max-pending: this one message stands for the sequences
   /// seq ... seq + run_length - 1, all dropped with `reason` (SPEC.md 9.1). 0 (absent) or 1: one sequence.
-  public var runLength: UInt64 = 0
+  public var runLength: UInt64 {
+    get {_storage._runLength}
+    set {_uniqueStorage()._runLength = newValue}
+  }
+
+  /// the header's, echoed (absent when it was)
+  public var mediaTimeUs: Int64 {
+    get {_storage._mediaTimeUs ?? 0}
+    set {_uniqueStorage()._mediaTimeUs = newValue}
+  }
+  /// Returns true if `mediaTimeUs` has been explicitly set.
+  public var hasMediaTimeUs: Bool {_storage._mediaTimeUs != nil}
+  /// Clears the value of `mediaTimeUs`. Subsequent reads from it will return its default value.
+  public mutating func clearMediaTimeUs() {_uniqueStorage()._mediaTimeUs = nil}
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
-  fileprivate var _timings: Facewire_V1_Timings? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 public nonisolated struct Facewire_V1_Hello: Sendable {
@@ -1138,100 +1223,94 @@ public nonisolated struct Facewire_V1_Idle: Sendable {
   public init() {}
 }
 
-public nonisolated struct Facewire_V1_Envelope: @unchecked Sendable {
+public nonisolated struct Facewire_V1_Envelope: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// MUST be 1
-  public var version: UInt32 {
-    get {_storage._version}
-    set {_uniqueStorage()._version = newValue}
-  }
+  public var version: UInt32 = 0
 
-  public var body: OneOf_Body? {
-    get {return _storage._body}
-    set {_uniqueStorage()._body = newValue}
-  }
+  public var body: Facewire_V1_Envelope.OneOf_Body? = nil
 
   public var hello: Facewire_V1_Hello {
     get {
-      if case .hello(let v)? = _storage._body {return v}
+      if case .hello(let v)? = body {return v}
       return Facewire_V1_Hello()
     }
-    set {_uniqueStorage()._body = .hello(newValue)}
+    set {body = .hello(newValue)}
   }
 
   public var welcome: Facewire_V1_Welcome {
     get {
-      if case .welcome(let v)? = _storage._body {return v}
+      if case .welcome(let v)? = body {return v}
       return Facewire_V1_Welcome()
     }
-    set {_uniqueStorage()._body = .welcome(newValue)}
+    set {body = .welcome(newValue)}
   }
 
   public var result: Facewire_V1_FrameResult {
     get {
-      if case .result(let v)? = _storage._body {return v}
+      if case .result(let v)? = body {return v}
       return Facewire_V1_FrameResult()
     }
-    set {_uniqueStorage()._body = .result(newValue)}
+    set {body = .result(newValue)}
   }
 
   public var skipped: Facewire_V1_Skipped {
     get {
-      if case .skipped(let v)? = _storage._body {return v}
+      if case .skipped(let v)? = body {return v}
       return Facewire_V1_Skipped()
     }
-    set {_uniqueStorage()._body = .skipped(newValue)}
+    set {body = .skipped(newValue)}
   }
 
   public var end: Facewire_V1_StreamEnd {
     get {
-      if case .end(let v)? = _storage._body {return v}
+      if case .end(let v)? = body {return v}
       return Facewire_V1_StreamEnd()
     }
-    set {_uniqueStorage()._body = .end(newValue)}
+    set {body = .end(newValue)}
   }
 
   public var reset: Facewire_V1_Reset {
     get {
-      if case .reset(let v)? = _storage._body {return v}
+      if case .reset(let v)? = body {return v}
       return Facewire_V1_Reset()
     }
-    set {_uniqueStorage()._body = .reset(newValue)}
+    set {body = .reset(newValue)}
   }
 
   public var resetReply: Facewire_V1_ResetReply {
     get {
-      if case .resetReply(let v)? = _storage._body {return v}
+      if case .resetReply(let v)? = body {return v}
       return Facewire_V1_ResetReply()
     }
-    set {_uniqueStorage()._body = .resetReply(newValue)}
+    set {body = .resetReply(newValue)}
   }
 
   public var request: Facewire_V1_DispatchRequest {
     get {
-      if case .request(let v)? = _storage._body {return v}
+      if case .request(let v)? = body {return v}
       return Facewire_V1_DispatchRequest()
     }
-    set {_uniqueStorage()._body = .request(newValue)}
+    set {body = .request(newValue)}
   }
 
   public var assignment: Facewire_V1_Assignment {
     get {
-      if case .assignment(let v)? = _storage._body {return v}
+      if case .assignment(let v)? = body {return v}
       return Facewire_V1_Assignment()
     }
-    set {_uniqueStorage()._body = .assignment(newValue)}
+    set {body = .assignment(newValue)}
   }
 
   public var idle: Facewire_V1_Idle {
     get {
-      if case .idle(let v)? = _storage._body {return v}
+      if case .idle(let v)? = body {return v}
       return Facewire_V1_Idle()
     }
-    set {_uniqueStorage()._body = .idle(newValue)}
+    set {body = .idle(newValue)}
   }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1251,8 +1330,6 @@ public nonisolated struct Facewire_V1_Envelope: @unchecked Sendable {
   }
 
   public init() {}
-
-  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 public nonisolated struct Facewire_V1_FaceEvent: Sendable {
@@ -1441,83 +1518,65 @@ public nonisolated struct Facewire_V1_StreamStatistics: Sendable {
   fileprivate var _latencyP99Ms: Float? = nil
 }
 
-public nonisolated struct Facewire_V1_StreamMessage: @unchecked Sendable {
+public nonisolated struct Facewire_V1_StreamMessage: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var version: UInt32 {
-    get {_storage._version}
-    set {_uniqueStorage()._version = newValue}
-  }
+  public var version: UInt32 = 0
 
-  public var stream: String {
-    get {_storage._stream}
-    set {_uniqueStorage()._stream = newValue}
-  }
+  public var stream: String = String()
 
-  public var epoch: UInt64 {
-    get {_storage._epoch}
-    set {_uniqueStorage()._epoch = newValue}
-  }
+  public var epoch: UInt64 = 0
 
-  public var body: OneOf_Body? {
-    get {return _storage._body}
-    set {_uniqueStorage()._body = newValue}
-  }
+  public var body: Facewire_V1_StreamMessage.OneOf_Body? = nil
 
   public var frame: Facewire_V1_FrameResult {
     get {
-      if case .frame(let v)? = _storage._body {return v}
+      if case .frame(let v)? = body {return v}
       return Facewire_V1_FrameResult()
     }
-    set {_uniqueStorage()._body = .frame(newValue)}
+    set {body = .frame(newValue)}
   }
 
   public var event: Facewire_V1_FaceEvent {
     get {
-      if case .event(let v)? = _storage._body {return v}
+      if case .event(let v)? = body {return v}
       return Facewire_V1_FaceEvent()
     }
-    set {_uniqueStorage()._body = .event(newValue)}
+    set {body = .event(newValue)}
   }
 
   /// the stream ended; no more frames for this (stream, epoch)
   public var end: Facewire_V1_StreamSummary {
     get {
-      if case .end(let v)? = _storage._body {return v}
+      if case .end(let v)? = body {return v}
       return Facewire_V1_StreamSummary()
     }
-    set {_uniqueStorage()._body = .end(newValue)}
+    set {body = .end(newValue)}
   }
 
   public var reset: Facewire_V1_TrackingReset {
     get {
-      if case .reset(let v)? = _storage._body {return v}
+      if case .reset(let v)? = body {return v}
       return Facewire_V1_TrackingReset()
     }
-    set {_uniqueStorage()._body = .reset(newValue)}
+    set {body = .reset(newValue)}
   }
 
   public var statistics: Facewire_V1_StreamStatistics {
     get {
-      if case .statistics(let v)? = _storage._body {return v}
+      if case .statistics(let v)? = body {return v}
       return Facewire_V1_StreamStatistics()
     }
-    set {_uniqueStorage()._body = .statistics(newValue)}
+    set {body = .statistics(newValue)}
   }
 
   /// Collector failover (SPEC.md 18); both 0 from a collector without election.
-  public var publication: UInt64 {
-    get {_storage._publication}
-    set {_uniqueStorage()._publication = newValue}
-  }
+  public var publication: UInt64 = 0
 
   /// the publishing collector's fencing epoch
-  public var leaderEpoch: UInt64 {
-    get {_storage._leaderEpoch}
-    set {_uniqueStorage()._leaderEpoch = newValue}
-  }
+  public var leaderEpoch: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1532,8 +1591,6 @@ public nonisolated struct Facewire_V1_StreamMessage: @unchecked Sendable {
   }
 
   public init() {}
-
-  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 /// One track of a stream's tracker (FaceTracker.State.Track).
@@ -1843,83 +1900,146 @@ nonisolated extension Facewire_V1_Ready: SwiftProtobuf.Message, SwiftProtobuf._M
 
 nonisolated extension Facewire_V1_FrameHeader: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".FrameHeader"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}stream\0\u{1}epoch\0\u{1}seq\0\u{3}capture_time_us\0\u{1}width\0\u{1}height\0\u{1}orientation\0\u{3}sent_time_us\0\u{3}deadline_us\0\u{1}settings\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}stream\0\u{1}epoch\0\u{1}seq\0\u{3}capture_time_us\0\u{1}width\0\u{1}height\0\u{1}orientation\0\u{3}sent_time_us\0\u{3}deadline_us\0\u{1}settings\0\u{3}media_time_us\0")
+
+  fileprivate class _StorageClass {
+    var _version: UInt32 = 0
+    var _stream: String = String()
+    var _epoch: UInt64 = 0
+    var _seq: UInt64 = 0
+    var _captureTimeUs: Int64 = 0
+    var _width: UInt32 = 0
+    var _height: UInt32 = 0
+    var _orientation: UInt32 = 0
+    var _sentTimeUs: Int64 = 0
+    var _deadlineUs: Int64 = 0
+    var _settings: Facewire_V1_DetectionSettings? = nil
+    var _mediaTimeUs: Int64? = nil
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _version = source._version
+      _stream = source._stream
+      _epoch = source._epoch
+      _seq = source._seq
+      _captureTimeUs = source._captureTimeUs
+      _width = source._width
+      _height = source._height
+      _orientation = source._orientation
+      _sentTimeUs = source._sentTimeUs
+      _deadlineUs = source._deadlineUs
+      _settings = source._settings
+      _mediaTimeUs = source._mediaTimeUs
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.version) }()
-      case 2: try { try decoder.decodeSingularStringField(value: &self.stream) }()
-      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
-      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.seq) }()
-      case 5: try { try decoder.decodeSingularInt64Field(value: &self.captureTimeUs) }()
-      case 6: try { try decoder.decodeSingularUInt32Field(value: &self.width) }()
-      case 7: try { try decoder.decodeSingularUInt32Field(value: &self.height) }()
-      case 8: try { try decoder.decodeSingularUInt32Field(value: &self.orientation) }()
-      case 9: try { try decoder.decodeSingularInt64Field(value: &self.sentTimeUs) }()
-      case 10: try { try decoder.decodeSingularInt64Field(value: &self.deadlineUs) }()
-      case 11: try { try decoder.decodeSingularMessageField(value: &self._settings) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularUInt32Field(value: &_storage._version) }()
+        case 2: try { try decoder.decodeSingularStringField(value: &_storage._stream) }()
+        case 3: try { try decoder.decodeSingularUInt64Field(value: &_storage._epoch) }()
+        case 4: try { try decoder.decodeSingularUInt64Field(value: &_storage._seq) }()
+        case 5: try { try decoder.decodeSingularInt64Field(value: &_storage._captureTimeUs) }()
+        case 6: try { try decoder.decodeSingularUInt32Field(value: &_storage._width) }()
+        case 7: try { try decoder.decodeSingularUInt32Field(value: &_storage._height) }()
+        case 8: try { try decoder.decodeSingularUInt32Field(value: &_storage._orientation) }()
+        case 9: try { try decoder.decodeSingularInt64Field(value: &_storage._sentTimeUs) }()
+        case 10: try { try decoder.decodeSingularInt64Field(value: &_storage._deadlineUs) }()
+        case 11: try { try decoder.decodeSingularMessageField(value: &_storage._settings) }()
+        case 12: try { try decoder.decodeSingularInt64Field(value: &_storage._mediaTimeUs) }()
+        default: break
+        }
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    if self.version != 0 {
-      try visitor.visitSingularUInt32Field(value: self.version, fieldNumber: 1)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if _storage._version != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._version, fieldNumber: 1)
+      }
+      if !_storage._stream.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._stream, fieldNumber: 2)
+      }
+      if _storage._epoch != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._epoch, fieldNumber: 3)
+      }
+      if _storage._seq != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._seq, fieldNumber: 4)
+      }
+      if _storage._captureTimeUs != 0 {
+        try visitor.visitSingularInt64Field(value: _storage._captureTimeUs, fieldNumber: 5)
+      }
+      if _storage._width != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._width, fieldNumber: 6)
+      }
+      if _storage._height != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._height, fieldNumber: 7)
+      }
+      if _storage._orientation != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._orientation, fieldNumber: 8)
+      }
+      if _storage._sentTimeUs != 0 {
+        try visitor.visitSingularInt64Field(value: _storage._sentTimeUs, fieldNumber: 9)
+      }
+      if _storage._deadlineUs != 0 {
+        try visitor.visitSingularInt64Field(value: _storage._deadlineUs, fieldNumber: 10)
+      }
+      try { if let v = _storage._settings {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
+      } }()
+      try { if let v = _storage._mediaTimeUs {
+        try visitor.visitSingularInt64Field(value: v, fieldNumber: 12)
+      } }()
     }
-    if !self.stream.isEmpty {
-      try visitor.visitSingularStringField(value: self.stream, fieldNumber: 2)
-    }
-    if self.epoch != 0 {
-      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 3)
-    }
-    if self.seq != 0 {
-      try visitor.visitSingularUInt64Field(value: self.seq, fieldNumber: 4)
-    }
-    if self.captureTimeUs != 0 {
-      try visitor.visitSingularInt64Field(value: self.captureTimeUs, fieldNumber: 5)
-    }
-    if self.width != 0 {
-      try visitor.visitSingularUInt32Field(value: self.width, fieldNumber: 6)
-    }
-    if self.height != 0 {
-      try visitor.visitSingularUInt32Field(value: self.height, fieldNumber: 7)
-    }
-    if self.orientation != 0 {
-      try visitor.visitSingularUInt32Field(value: self.orientation, fieldNumber: 8)
-    }
-    if self.sentTimeUs != 0 {
-      try visitor.visitSingularInt64Field(value: self.sentTimeUs, fieldNumber: 9)
-    }
-    if self.deadlineUs != 0 {
-      try visitor.visitSingularInt64Field(value: self.deadlineUs, fieldNumber: 10)
-    }
-    try { if let v = self._settings {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
-    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Facewire_V1_FrameHeader, rhs: Facewire_V1_FrameHeader) -> Bool {
-    if lhs.version != rhs.version {return false}
-    if lhs.stream != rhs.stream {return false}
-    if lhs.epoch != rhs.epoch {return false}
-    if lhs.seq != rhs.seq {return false}
-    if lhs.captureTimeUs != rhs.captureTimeUs {return false}
-    if lhs.width != rhs.width {return false}
-    if lhs.height != rhs.height {return false}
-    if lhs.orientation != rhs.orientation {return false}
-    if lhs.sentTimeUs != rhs.sentTimeUs {return false}
-    if lhs.deadlineUs != rhs.deadlineUs {return false}
-    if lhs._settings != rhs._settings {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._version != rhs_storage._version {return false}
+        if _storage._stream != rhs_storage._stream {return false}
+        if _storage._epoch != rhs_storage._epoch {return false}
+        if _storage._seq != rhs_storage._seq {return false}
+        if _storage._captureTimeUs != rhs_storage._captureTimeUs {return false}
+        if _storage._width != rhs_storage._width {return false}
+        if _storage._height != rhs_storage._height {return false}
+        if _storage._orientation != rhs_storage._orientation {return false}
+        if _storage._sentTimeUs != rhs_storage._sentTimeUs {return false}
+        if _storage._deadlineUs != rhs_storage._deadlineUs {return false}
+        if _storage._settings != rhs_storage._settings {return false}
+        if _storage._mediaTimeUs != rhs_storage._mediaTimeUs {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2467,88 +2587,153 @@ nonisolated extension Facewire_V1_Timings: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension Facewire_V1_FrameResult: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".FrameResult"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}stream\0\u{1}epoch\0\u{1}seq\0\u{3}capture_time_us\0\u{1}status\0\u{1}reason\0\u{1}width\0\u{1}height\0\u{1}worker\0\u{1}timings\0\u{1}faces\0\u{3}run_length\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}stream\0\u{1}epoch\0\u{1}seq\0\u{3}capture_time_us\0\u{1}status\0\u{1}reason\0\u{1}width\0\u{1}height\0\u{1}worker\0\u{1}timings\0\u{1}faces\0\u{3}run_length\0\u{3}media_time_us\0")
+
+  fileprivate class _StorageClass {
+    var _stream: String = String()
+    var _epoch: UInt64 = 0
+    var _seq: UInt64 = 0
+    var _captureTimeUs: Int64 = 0
+    var _status: Facewire_V1_FrameStatus = .processed
+    var _reason: String = String()
+    var _width: UInt32 = 0
+    var _height: UInt32 = 0
+    var _worker: String = String()
+    var _timings: Facewire_V1_Timings? = nil
+    var _faces: [Facewire_V1_Face] = []
+    var _runLength: UInt64 = 0
+    var _mediaTimeUs: Int64? = nil
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _stream = source._stream
+      _epoch = source._epoch
+      _seq = source._seq
+      _captureTimeUs = source._captureTimeUs
+      _status = source._status
+      _reason = source._reason
+      _width = source._width
+      _height = source._height
+      _worker = source._worker
+      _timings = source._timings
+      _faces = source._faces
+      _runLength = source._runLength
+      _mediaTimeUs = source._mediaTimeUs
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularStringField(value: &self.stream) }()
-      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
-      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.seq) }()
-      case 4: try { try decoder.decodeSingularInt64Field(value: &self.captureTimeUs) }()
-      case 5: try { try decoder.decodeSingularEnumField(value: &self.status) }()
-      case 6: try { try decoder.decodeSingularStringField(value: &self.reason) }()
-      case 7: try { try decoder.decodeSingularUInt32Field(value: &self.width) }()
-      case 8: try { try decoder.decodeSingularUInt32Field(value: &self.height) }()
-      case 9: try { try decoder.decodeSingularStringField(value: &self.worker) }()
-      case 10: try { try decoder.decodeSingularMessageField(value: &self._timings) }()
-      case 11: try { try decoder.decodeRepeatedMessageField(value: &self.faces) }()
-      case 12: try { try decoder.decodeSingularUInt64Field(value: &self.runLength) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularStringField(value: &_storage._stream) }()
+        case 2: try { try decoder.decodeSingularUInt64Field(value: &_storage._epoch) }()
+        case 3: try { try decoder.decodeSingularUInt64Field(value: &_storage._seq) }()
+        case 4: try { try decoder.decodeSingularInt64Field(value: &_storage._captureTimeUs) }()
+        case 5: try { try decoder.decodeSingularEnumField(value: &_storage._status) }()
+        case 6: try { try decoder.decodeSingularStringField(value: &_storage._reason) }()
+        case 7: try { try decoder.decodeSingularUInt32Field(value: &_storage._width) }()
+        case 8: try { try decoder.decodeSingularUInt32Field(value: &_storage._height) }()
+        case 9: try { try decoder.decodeSingularStringField(value: &_storage._worker) }()
+        case 10: try { try decoder.decodeSingularMessageField(value: &_storage._timings) }()
+        case 11: try { try decoder.decodeRepeatedMessageField(value: &_storage._faces) }()
+        case 12: try { try decoder.decodeSingularUInt64Field(value: &_storage._runLength) }()
+        case 13: try { try decoder.decodeSingularInt64Field(value: &_storage._mediaTimeUs) }()
+        default: break
+        }
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    if !self.stream.isEmpty {
-      try visitor.visitSingularStringField(value: self.stream, fieldNumber: 1)
-    }
-    if self.epoch != 0 {
-      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 2)
-    }
-    if self.seq != 0 {
-      try visitor.visitSingularUInt64Field(value: self.seq, fieldNumber: 3)
-    }
-    if self.captureTimeUs != 0 {
-      try visitor.visitSingularInt64Field(value: self.captureTimeUs, fieldNumber: 4)
-    }
-    if self.status != .processed {
-      try visitor.visitSingularEnumField(value: self.status, fieldNumber: 5)
-    }
-    if !self.reason.isEmpty {
-      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 6)
-    }
-    if self.width != 0 {
-      try visitor.visitSingularUInt32Field(value: self.width, fieldNumber: 7)
-    }
-    if self.height != 0 {
-      try visitor.visitSingularUInt32Field(value: self.height, fieldNumber: 8)
-    }
-    if !self.worker.isEmpty {
-      try visitor.visitSingularStringField(value: self.worker, fieldNumber: 9)
-    }
-    try { if let v = self._timings {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
-    } }()
-    if !self.faces.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.faces, fieldNumber: 11)
-    }
-    if self.runLength != 0 {
-      try visitor.visitSingularUInt64Field(value: self.runLength, fieldNumber: 12)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if !_storage._stream.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._stream, fieldNumber: 1)
+      }
+      if _storage._epoch != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._epoch, fieldNumber: 2)
+      }
+      if _storage._seq != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._seq, fieldNumber: 3)
+      }
+      if _storage._captureTimeUs != 0 {
+        try visitor.visitSingularInt64Field(value: _storage._captureTimeUs, fieldNumber: 4)
+      }
+      if _storage._status != .processed {
+        try visitor.visitSingularEnumField(value: _storage._status, fieldNumber: 5)
+      }
+      if !_storage._reason.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._reason, fieldNumber: 6)
+      }
+      if _storage._width != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._width, fieldNumber: 7)
+      }
+      if _storage._height != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._height, fieldNumber: 8)
+      }
+      if !_storage._worker.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._worker, fieldNumber: 9)
+      }
+      try { if let v = _storage._timings {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
+      } }()
+      if !_storage._faces.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._faces, fieldNumber: 11)
+      }
+      if _storage._runLength != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._runLength, fieldNumber: 12)
+      }
+      try { if let v = _storage._mediaTimeUs {
+        try visitor.visitSingularInt64Field(value: v, fieldNumber: 13)
+      } }()
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Facewire_V1_FrameResult, rhs: Facewire_V1_FrameResult) -> Bool {
-    if lhs.stream != rhs.stream {return false}
-    if lhs.epoch != rhs.epoch {return false}
-    if lhs.seq != rhs.seq {return false}
-    if lhs.captureTimeUs != rhs.captureTimeUs {return false}
-    if lhs.status != rhs.status {return false}
-    if lhs.reason != rhs.reason {return false}
-    if lhs.width != rhs.width {return false}
-    if lhs.height != rhs.height {return false}
-    if lhs.worker != rhs.worker {return false}
-    if lhs._timings != rhs._timings {return false}
-    if lhs.faces != rhs.faces {return false}
-    if lhs.runLength != rhs.runLength {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._stream != rhs_storage._stream {return false}
+        if _storage._epoch != rhs_storage._epoch {return false}
+        if _storage._seq != rhs_storage._seq {return false}
+        if _storage._captureTimeUs != rhs_storage._captureTimeUs {return false}
+        if _storage._status != rhs_storage._status {return false}
+        if _storage._reason != rhs_storage._reason {return false}
+        if _storage._width != rhs_storage._width {return false}
+        if _storage._height != rhs_storage._height {return false}
+        if _storage._worker != rhs_storage._worker {return false}
+        if _storage._timings != rhs_storage._timings {return false}
+        if _storage._faces != rhs_storage._faces {return false}
+        if _storage._runLength != rhs_storage._runLength {return false}
+        if _storage._mediaTimeUs != rhs_storage._mediaTimeUs {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3033,243 +3218,205 @@ nonisolated extension Facewire_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf
   public static let protoMessageName: String = _protobuf_package + ".Envelope"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}hello\0\u{1}welcome\0\u{1}result\0\u{1}skipped\0\u{1}end\0\u{1}reset\0\u{3}reset_reply\0\u{1}request\0\u{1}assignment\0\u{1}idle\0")
 
-  fileprivate class _StorageClass {
-    var _version: UInt32 = 0
-    var _body: Facewire_V1_Envelope.OneOf_Body?
-
-      // This property is used as the initial default value for new instances of the type.
-      // The type itself is protecting the reference to its storage via CoW semantics.
-      // This will force a copy to be made of this reference when the first mutation occurs;
-      // hence, it is safe to mark this as `nonisolated(unsafe)`.
-      static nonisolated(unsafe) let defaultInstance = _StorageClass()
-
-    private init() {}
-
-    init(copying source: _StorageClass) {
-      _version = source._version
-      _body = source._body
-    }
-  }
-
-  fileprivate mutating func _uniqueStorage() -> _StorageClass {
-    if !isKnownUniquelyReferenced(&_storage) {
-      _storage = _StorageClass(copying: _storage)
-    }
-    return _storage
-  }
-
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    _ = _uniqueStorage()
-    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
-      while let fieldNumber = try decoder.nextFieldNumber() {
-        // The use of inline closures is to circumvent an issue where the compiler
-        // allocates stack space for every case branch when no optimizations are
-        // enabled. https://github.com/apple/swift-protobuf/issues/1034
-        switch fieldNumber {
-        case 1: try { try decoder.decodeSingularUInt32Field(value: &_storage._version) }()
-        case 2: try {
-          var v: Facewire_V1_Hello?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .hello(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .hello(v)
-          }
-        }()
-        case 3: try {
-          var v: Facewire_V1_Welcome?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .welcome(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .welcome(v)
-          }
-        }()
-        case 4: try {
-          var v: Facewire_V1_FrameResult?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .result(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .result(v)
-          }
-        }()
-        case 5: try {
-          var v: Facewire_V1_Skipped?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .skipped(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .skipped(v)
-          }
-        }()
-        case 6: try {
-          var v: Facewire_V1_StreamEnd?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .end(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .end(v)
-          }
-        }()
-        case 7: try {
-          var v: Facewire_V1_Reset?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .reset(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .reset(v)
-          }
-        }()
-        case 8: try {
-          var v: Facewire_V1_ResetReply?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .resetReply(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .resetReply(v)
-          }
-        }()
-        case 9: try {
-          var v: Facewire_V1_DispatchRequest?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .request(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .request(v)
-          }
-        }()
-        case 10: try {
-          var v: Facewire_V1_Assignment?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .assignment(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .assignment(v)
-          }
-        }()
-        case 11: try {
-          var v: Facewire_V1_Idle?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .idle(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .idle(v)
-          }
-        }()
-        default: break
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.version) }()
+      case 2: try {
+        var v: Facewire_V1_Hello?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .hello(let m) = current {v = m}
         }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .hello(v)
+        }
+      }()
+      case 3: try {
+        var v: Facewire_V1_Welcome?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .welcome(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .welcome(v)
+        }
+      }()
+      case 4: try {
+        var v: Facewire_V1_FrameResult?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .result(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .result(v)
+        }
+      }()
+      case 5: try {
+        var v: Facewire_V1_Skipped?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .skipped(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .skipped(v)
+        }
+      }()
+      case 6: try {
+        var v: Facewire_V1_StreamEnd?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .end(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .end(v)
+        }
+      }()
+      case 7: try {
+        var v: Facewire_V1_Reset?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .reset(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .reset(v)
+        }
+      }()
+      case 8: try {
+        var v: Facewire_V1_ResetReply?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .resetReply(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .resetReply(v)
+        }
+      }()
+      case 9: try {
+        var v: Facewire_V1_DispatchRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .request(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .request(v)
+        }
+      }()
+      case 10: try {
+        var v: Facewire_V1_Assignment?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .assignment(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .assignment(v)
+        }
+      }()
+      case 11: try {
+        var v: Facewire_V1_Idle?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .idle(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .idle(v)
+        }
+      }()
+      default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every if/case branch local when no optimizations
-      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-      // https://github.com/apple/swift-protobuf/issues/1182
-      if _storage._version != 0 {
-        try visitor.visitSingularUInt32Field(value: _storage._version, fieldNumber: 1)
-      }
-      switch _storage._body {
-      case .hello?: try {
-        guard case .hello(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
-      }()
-      case .welcome?: try {
-        guard case .welcome(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
-      }()
-      case .result?: try {
-        guard case .result(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
-      }()
-      case .skipped?: try {
-        guard case .skipped(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
-      }()
-      case .end?: try {
-        guard case .end(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
-      }()
-      case .reset?: try {
-        guard case .reset(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
-      }()
-      case .resetReply?: try {
-        guard case .resetReply(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
-      }()
-      case .request?: try {
-        guard case .request(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 9)
-      }()
-      case .assignment?: try {
-        guard case .assignment(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
-      }()
-      case .idle?: try {
-        guard case .idle(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
-      }()
-      case nil: break
-      }
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.version != 0 {
+      try visitor.visitSingularUInt32Field(value: self.version, fieldNumber: 1)
+    }
+    switch self.body {
+    case .hello?: try {
+      guard case .hello(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    }()
+    case .welcome?: try {
+      guard case .welcome(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+    }()
+    case .result?: try {
+      guard case .result(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+    }()
+    case .skipped?: try {
+      guard case .skipped(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+    }()
+    case .end?: try {
+      guard case .end(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
+    }()
+    case .reset?: try {
+      guard case .reset(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
+    }()
+    case .resetReply?: try {
+      guard case .resetReply(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
+    }()
+    case .request?: try {
+      guard case .request(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 9)
+    }()
+    case .assignment?: try {
+      guard case .assignment(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
+    }()
+    case .idle?: try {
+      guard case .idle(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
+    }()
+    case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Facewire_V1_Envelope, rhs: Facewire_V1_Envelope) -> Bool {
-    if lhs._storage !== rhs._storage {
-      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
-        let _storage = _args.0
-        let rhs_storage = _args.1
-        if _storage._version != rhs_storage._version {return false}
-        if _storage._body != rhs_storage._body {return false}
-        return true
-      }
-      if !storagesAreEqual {return false}
-    }
+    if lhs.version != rhs.version {return false}
+    if lhs.body != rhs.body {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3546,186 +3693,140 @@ nonisolated extension Facewire_V1_StreamMessage: SwiftProtobuf.Message, SwiftPro
   public static let protoMessageName: String = _protobuf_package + ".StreamMessage"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}stream\0\u{1}epoch\0\u{1}frame\0\u{1}event\0\u{1}end\0\u{1}reset\0\u{1}statistics\0\u{1}publication\0\u{3}leader_epoch\0")
 
-  fileprivate class _StorageClass {
-    var _version: UInt32 = 0
-    var _stream: String = String()
-    var _epoch: UInt64 = 0
-    var _body: Facewire_V1_StreamMessage.OneOf_Body?
-    var _publication: UInt64 = 0
-    var _leaderEpoch: UInt64 = 0
-
-      // This property is used as the initial default value for new instances of the type.
-      // The type itself is protecting the reference to its storage via CoW semantics.
-      // This will force a copy to be made of this reference when the first mutation occurs;
-      // hence, it is safe to mark this as `nonisolated(unsafe)`.
-      static nonisolated(unsafe) let defaultInstance = _StorageClass()
-
-    private init() {}
-
-    init(copying source: _StorageClass) {
-      _version = source._version
-      _stream = source._stream
-      _epoch = source._epoch
-      _body = source._body
-      _publication = source._publication
-      _leaderEpoch = source._leaderEpoch
-    }
-  }
-
-  fileprivate mutating func _uniqueStorage() -> _StorageClass {
-    if !isKnownUniquelyReferenced(&_storage) {
-      _storage = _StorageClass(copying: _storage)
-    }
-    return _storage
-  }
-
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    _ = _uniqueStorage()
-    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
-      while let fieldNumber = try decoder.nextFieldNumber() {
-        // The use of inline closures is to circumvent an issue where the compiler
-        // allocates stack space for every case branch when no optimizations are
-        // enabled. https://github.com/apple/swift-protobuf/issues/1034
-        switch fieldNumber {
-        case 1: try { try decoder.decodeSingularUInt32Field(value: &_storage._version) }()
-        case 2: try { try decoder.decodeSingularStringField(value: &_storage._stream) }()
-        case 3: try { try decoder.decodeSingularUInt64Field(value: &_storage._epoch) }()
-        case 4: try {
-          var v: Facewire_V1_FrameResult?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .frame(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .frame(v)
-          }
-        }()
-        case 5: try {
-          var v: Facewire_V1_FaceEvent?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .event(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .event(v)
-          }
-        }()
-        case 6: try {
-          var v: Facewire_V1_StreamSummary?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .end(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .end(v)
-          }
-        }()
-        case 7: try {
-          var v: Facewire_V1_TrackingReset?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .reset(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .reset(v)
-          }
-        }()
-        case 8: try {
-          var v: Facewire_V1_StreamStatistics?
-          var hadOneofValue = false
-          if let current = _storage._body {
-            hadOneofValue = true
-            if case .statistics(let m) = current {v = m}
-          }
-          try decoder.decodeSingularMessageField(value: &v)
-          if let v = v {
-            if hadOneofValue {try decoder.handleConflictingOneOf()}
-            _storage._body = .statistics(v)
-          }
-        }()
-        case 9: try { try decoder.decodeSingularUInt64Field(value: &_storage._publication) }()
-        case 10: try { try decoder.decodeSingularUInt64Field(value: &_storage._leaderEpoch) }()
-        default: break
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.version) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.stream) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
+      case 4: try {
+        var v: Facewire_V1_FrameResult?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .frame(let m) = current {v = m}
         }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .frame(v)
+        }
+      }()
+      case 5: try {
+        var v: Facewire_V1_FaceEvent?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .event(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .event(v)
+        }
+      }()
+      case 6: try {
+        var v: Facewire_V1_StreamSummary?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .end(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .end(v)
+        }
+      }()
+      case 7: try {
+        var v: Facewire_V1_TrackingReset?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .reset(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .reset(v)
+        }
+      }()
+      case 8: try {
+        var v: Facewire_V1_StreamStatistics?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .statistics(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .statistics(v)
+        }
+      }()
+      case 9: try { try decoder.decodeSingularUInt64Field(value: &self.publication) }()
+      case 10: try { try decoder.decodeSingularUInt64Field(value: &self.leaderEpoch) }()
+      default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every if/case branch local when no optimizations
-      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-      // https://github.com/apple/swift-protobuf/issues/1182
-      if _storage._version != 0 {
-        try visitor.visitSingularUInt32Field(value: _storage._version, fieldNumber: 1)
-      }
-      if !_storage._stream.isEmpty {
-        try visitor.visitSingularStringField(value: _storage._stream, fieldNumber: 2)
-      }
-      if _storage._epoch != 0 {
-        try visitor.visitSingularUInt64Field(value: _storage._epoch, fieldNumber: 3)
-      }
-      switch _storage._body {
-      case .frame?: try {
-        guard case .frame(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
-      }()
-      case .event?: try {
-        guard case .event(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
-      }()
-      case .end?: try {
-        guard case .end(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
-      }()
-      case .reset?: try {
-        guard case .reset(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
-      }()
-      case .statistics?: try {
-        guard case .statistics(let v)? = _storage._body else { preconditionFailure() }
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
-      }()
-      case nil: break
-      }
-      if _storage._publication != 0 {
-        try visitor.visitSingularUInt64Field(value: _storage._publication, fieldNumber: 9)
-      }
-      if _storage._leaderEpoch != 0 {
-        try visitor.visitSingularUInt64Field(value: _storage._leaderEpoch, fieldNumber: 10)
-      }
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.version != 0 {
+      try visitor.visitSingularUInt32Field(value: self.version, fieldNumber: 1)
+    }
+    if !self.stream.isEmpty {
+      try visitor.visitSingularStringField(value: self.stream, fieldNumber: 2)
+    }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 3)
+    }
+    switch self.body {
+    case .frame?: try {
+      guard case .frame(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+    }()
+    case .event?: try {
+      guard case .event(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+    }()
+    case .end?: try {
+      guard case .end(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
+    }()
+    case .reset?: try {
+      guard case .reset(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
+    }()
+    case .statistics?: try {
+      guard case .statistics(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
+    }()
+    case nil: break
+    }
+    if self.publication != 0 {
+      try visitor.visitSingularUInt64Field(value: self.publication, fieldNumber: 9)
+    }
+    if self.leaderEpoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.leaderEpoch, fieldNumber: 10)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Facewire_V1_StreamMessage, rhs: Facewire_V1_StreamMessage) -> Bool {
-    if lhs._storage !== rhs._storage {
-      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
-        let _storage = _args.0
-        let rhs_storage = _args.1
-        if _storage._version != rhs_storage._version {return false}
-        if _storage._stream != rhs_storage._stream {return false}
-        if _storage._epoch != rhs_storage._epoch {return false}
-        if _storage._body != rhs_storage._body {return false}
-        if _storage._publication != rhs_storage._publication {return false}
-        if _storage._leaderEpoch != rhs_storage._leaderEpoch {return false}
-        return true
-      }
-      if !storagesAreEqual {return false}
-    }
+    if lhs.version != rhs.version {return false}
+    if lhs.stream != rhs.stream {return false}
+    if lhs.epoch != rhs.epoch {return false}
+    if lhs.body != rhs.body {return false}
+    if lhs.publication != rhs.publication {return false}
+    if lhs.leaderEpoch != rhs.leaderEpoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -43,6 +43,10 @@ public enum JSONLines {
             out.append(",\"captureTime\":")
             out.append(seconds: frame.captureTimeUs)
         }
+        if frame.hasMediaTimeUs {
+            out.append(",\"mediaTime\":")
+            out.append(seconds: frame.mediaTimeUs)
+        }
         switch frame.status {
         case .processed: out.append(",\"status\":\"processed\"")
         case .dropped:

@@ -43,6 +43,7 @@ class Frame(Item):
     reason: str = ""
     faces: List[Any] = field(default_factory=list)  # protobuf Face messages (SPEC 11.2)
     capture_time: Optional[float] = None  # Unix seconds
+    media_time: Optional[float] = None  # seconds on the source's own timeline (files, folders; SPEC 6.1)
 
 
 @dataclass
@@ -96,7 +97,8 @@ def parse(parts) -> Optional[Item]:
     if body == "frame":
         f = message.frame
         return Frame(seq=f.seq, status=_STATUS.get(f.status, f"unknown-{f.status}"), reason=f.reason,
-                     faces=list(f.faces), capture_time=f.capture_time_us / 1e6 if f.capture_time_us else None, **common)
+                     faces=list(f.faces), capture_time=f.capture_time_us / 1e6 if f.capture_time_us else None,
+                     media_time=f.media_time_us / 1e6 if f.HasField("media_time_us") else None, **common)
     if body == "event":
         e = message.event
         if e.kind == pb.FaceEvent.KIND_APPEARED:

@@ -105,6 +105,8 @@ def frame_line(frame):
     out = [f'{{"stream":{quoted(frame.stream)},"epoch":{frame.epoch},"seq":{frame.seq}']
     if frame.capture_time_us != 0:
         out.append(f',"captureTime":{seconds(frame.capture_time_us)}')
+    if frame.HasField("media_time_us"):
+        out.append(f',"mediaTime":{seconds(frame.media_time_us)}')
     status = _STATUS.get(frame.status, f"unknown-{frame.status}")
     out.append(f',"status":"{status}"')
     if status != "processed":
