@@ -97,6 +97,46 @@ extension IntegrationTests {
             #expect(regions.allSatisfy { (($0["pos"] as? [String: Any])?["bpm"] as? Double) != nil }, "\(regions)")
         }
 
+        @Test(
+            "real recordings with a contact PPG, in real time and at --fps max: the same rates, near the PPG (issue 32 check 1)",
+            .enabled(if: Locations.sharedData != nil, "needs ../shared/data next to the repository (not in a user's clone)"),
+            .timeLimit(.minutes(10)))
+        func pulseVideoAtEveryPace() throws {
+            let data = try #require(Locations.sharedData).appendingPathComponent("pulse-video")
+            let folder = try Self.temporaryFolder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let json = folder.appendingPathComponent("results.json")
+            let script = Locations.repository.appendingPathComponent("evaluation/eval-pulse-video.py").path
+            let run = try runCommand("/usr/bin/python3", [
+                script, "--facewire", try Locations.facewireBinary(), "--data", data.path, "--json", json.path,
+                "--work", folder.path,
+            ])
+            #expect(run.status == 0, "\(run.output)")
+            let summary = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: json)) as? [String: Any])
+            let results = try #require(summary["results"] as? [[String: Any]])
+            #expect(results.count == 4, "two recordings, two paces")
+            var ratesByPace: [String: [String: [Double]]] = [:]
+            for result in results {
+                let name = "\(result["recording"] ?? "?") \(result["pace"] ?? "?")"
+                #expect(result["error"] == nil, "\(name): \(result)")
+                // Reported on at least 40 % of the frames after the first window, within 3 bpm of the PPG's mean on at
+                // least 90 % of those, never more than 10 bpm off.
+                #expect((result["rated_share"] as? Double ?? 0) >= 0.4, "\(name): \(result["rated_share"] ?? "-")")
+                #expect((result["within_tolerance_share"] as? Double ?? 0) >= 0.9, "\(name): \(result["within_tolerance_share"] ?? "-")")
+                #expect((result["max_error"] as? Double ?? 99) <= 10, "\(name): \(result["max_error"] ?? "-")")
+                let rates = (result["rates"] as? [[String: Any]] ?? []).compactMap { $0["bpm"] as? Double }
+                ratesByPace[result["recording"] as? String ?? "?", default: [:]][result["pace"] as? String ?? "?"] = rates
+            }
+            // Both paces see the same frames at the same media times; real time may drop a frame a worker had no room for,
+            // which can move a rate by a little, never by a squeezed clock's factor.
+            for (recording, paces) in ratesByPace {
+                let realTime = paces["realtime"] ?? [], max = paces["max"] ?? []
+                #expect(!realTime.isEmpty && !max.isEmpty, "\(recording)")
+                let mean = { (rates: [Double]) in rates.reduce(0, +) / Double(Swift.max(1, rates.count)) }
+                #expect(abs(mean(realTime) - mean(max)) <= 1, "\(recording): \(mean(realTime)) in real time, \(mean(max)) at --fps max")
+            }
+        }
+
         @Test("refuses a missing data folder, an unknown recording and pulse options without --pulse")
         func badInput() throws {
             let binary = try Locations.facewireBinary()
