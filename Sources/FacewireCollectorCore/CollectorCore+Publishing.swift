@@ -60,7 +60,8 @@ extension CollectorCore {
                             TrackDetection(
                                 box: FaceRect(x: $0.bounds.x, y: $0.bounds.y, width: $0.bounds.width, height: $0.bounds.height),
                                 score: $0.confidence)
-                        })
+                        },
+                        highScore: result.hasTrackScore ? result.trackScore : nil)
                 }
                 for (index, assignment) in update.assignments.enumerated() where index < result.faces.count {
                     result.faces[index].trackingID = assignment.trackingID

@@ -12,6 +12,8 @@ public enum ResultValidation {
         case captureTime = "capture_time"
         /// `media_time_us` present and negative or over ``maxMediaTimeMicroseconds`` (SPEC.md 6.1).
         case mediaTime = "media_time"
+        /// `track_score` present and not finite or outside 0...1 (SPEC.md 6.2).
+        case trackScore = "track_score"
         /// More faces than a worker may report (`max_faces` ≤ 256).
         case faces
         /// A face with a non-finite or absurd coordinate, size, angle or score.
@@ -58,6 +60,7 @@ public enum ResultValidation {
         let (limit, overflow) = wallMicroseconds.addingReportingOverflow(maxCaptureTimeAheadMicroseconds)
         if result.captureTimeUs < 0 || result.captureTimeUs > (overflow ? .max : limit) { return .captureTime }
         if result.hasMediaTimeUs, result.mediaTimeUs < 0 || result.mediaTimeUs > maxMediaTimeMicroseconds { return .mediaTime }
+        if result.hasTrackScore, !(result.trackScore.isFinite && (0...1).contains(result.trackScore)) { return .trackScore }
         if result.faces.count > maxFaces { return .faces }
         if result.reason.utf8.count > maxReasonBytes || result.worker.utf8.count > maxWorkerBytes { return .strings }
         if result.runLength != 0 { return .runLength }

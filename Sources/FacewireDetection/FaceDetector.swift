@@ -19,11 +19,26 @@ public protocol FaceDetector: AnyObject {
     /// `nil` when it runs at the image's own size. ``FrameAnalyzer`` uses it to decode JPEGs only as large as
     /// needed.
     var inputWidth: Int? { get }
+
+    /// The base width for an upright image `imageWidth` pixels wide: ``inputWidth``, or more for a large image when
+    /// the detector's width follows the image (the CNN backends at their default width: ``NativeDetector``).
+    func inputWidth(forImageWidth imageWidth: Int) -> Int?
+
+    /// The confidence at or above which this detector's faces may start a track: its own score distribution's
+    /// operating point, carried to the collector in `FrameResult.track_score` (SPEC 6.2). nil: the collector's
+    /// default (0.7).
+    var trackScore: Float? { get }
 }
 
 extension FaceDetector {
     /// Default: the detector runs at the image's own size.
     public var inputWidth: Int? { nil }
+
+    /// Default: ``inputWidth`` whatever the image.
+    public func inputWidth(forImageWidth imageWidth: Int) -> Int? { inputWidth }
+
+    /// Default: none (the collector's default applies).
+    public var trackScore: Float? { nil }
 
     /// Finds faces at the detector's base ``inputWidth``.
     public func detect(_ image: PixelImage) throws -> [DetectedFace] {

@@ -13,6 +13,8 @@ public struct FrameAnalysis: Sendable, Equatable {
     public var detectMilliseconds: Double
     /// Time spent in the smile and eyes-closed classifiers, all faces together (0 when none ran).
     public var classifyMilliseconds: Double
+    /// The detector's track-start score (``FaceDetector/trackScore``), when it has one.
+    public var trackScore: Float?
 
     /// Creates an analysis.
     public init(

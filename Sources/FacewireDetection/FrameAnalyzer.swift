@@ -93,7 +93,7 @@ public final class FrameAnalyzer {
                 width: upright.width, height: upright.height, faces: faces, decodeMilliseconds: decodeMilliseconds,
                 detectMilliseconds: Self.milliseconds(clock.now - detectStart))
         }
-        let detectorWidth = options.detectorWidth(base: detector.inputWidth, imageWidth: upright.width)
+        let detectorWidth = options.detectorWidth(base: detector.inputWidth(forImageWidth: upright.width), imageWidth: upright.width)
         var neededWidth = detectorWidth ?? upright.width
         if measuresAttributes(options), let attributes {
             neededWidth = max(neededWidth, attributes.decodeWidth(for: options, uprightWidth: upright.width))
@@ -112,7 +112,7 @@ public final class FrameAnalyzer {
     /// - Throws: ``DetectionError`` when the options are invalid or detection fails.
     public func analyze(image: PixelImage, options: AnalysisOptions = AnalysisOptions()) throws -> FrameAnalysis {
         try options.validate()
-        let detectorWidth = options.detectorWidth(base: detector.inputWidth, imageWidth: image.width)
+        let detectorWidth = options.detectorWidth(base: detector.inputWidth(forImageWidth: image.width), imageWidth: image.width)
         return try analyzeUpright(
             image, fullWidth: image.width, fullHeight: image.height, detectorWidth: detectorWidth, options: options,
             decodeMilliseconds: 0)
@@ -155,10 +155,12 @@ public final class FrameAnalyzer {
         if sx != 1 || sy != 1 {
             faces = faces.map { $0.scaled(x: sx, y: sy) }
         }
-        return FrameAnalysis(
+        var analysis = FrameAnalysis(
             width: fullWidth, height: fullHeight, faces: faces, decodeMilliseconds: decodeMilliseconds,
             detectMilliseconds: Self.milliseconds(detectEnd - detectStart),
             classifyMilliseconds: measure || options.classifiers.contains(.pulse) ? Self.milliseconds(classifyEnd - detectEnd) : 0)
+        analysis.trackScore = detector.trackScore
+        return analysis
     }
 
     /// When the 5-landmark classifiers run, frames are decoded at least this wide (or at full width when narrower);

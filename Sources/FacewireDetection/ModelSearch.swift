@@ -96,6 +96,7 @@ extension DetectorConfiguration {
             scoreThreshold: scoreThreshold ?? defaults.threshold, maxFaces: maxFaces, refineLandmarks: refineLandmarks,
             note: note)
         resolved.syntheticMilliseconds = syntheticMilliseconds
+        resolved.inputWidthFollowsImage = inputWidth == nil
         resolved.runtime = runtime
         return resolved
     }

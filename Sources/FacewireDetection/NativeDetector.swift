@@ -11,6 +11,29 @@ final class NativeDetector {
     let maxFaces: Int
     /// Whether tilted faces get their landmarks refined (the 5-landmark backends; see ``refineAngle``).
     var refineTilted = false
+    /// Whether the base width grows with large images (``baseWidth(forImageWidth:)``): the backends' default width,
+    /// not one the user chose.
+    var widthFollowsImage = false
+
+    /// Most reduction the default width allows: a 1920-wide frame runs at 480, not 320. Measured on the crowd clip
+    /// (1920×1080, faces 40–120 px): CenterFace found 290 faces at 320 and 502 at 480 (YuNet 421 at 320), at 1.8× the
+    /// detector's time (BENCHMARKS.md, "Crowds"). Frames up to 1280 wide are unchanged.
+    static let maxDownscale = 4
+    /// The most the default width grows to (a 4K frame: 640, not 960).
+    static let maxFollowingWidth = 640
+
+    /// ``inputWidth``, raised when ``widthFollowsImage`` to a multiple of 32 at least `imageWidth` / ``maxDownscale``
+    /// (at most ``maxFollowingWidth``).
+    func baseWidth(forImageWidth imageWidth: Int) -> Int? {
+        guard let inputWidth, widthFollowsImage else { return inputWidth }
+        return Self.followingWidth(base: inputWidth, imageWidth: imageWidth)
+    }
+
+    /// `base`, raised to a multiple of 32 at least `imageWidth` / ``maxDownscale``, at most ``maxFollowingWidth``.
+    static func followingWidth(base: Int, imageWidth: Int) -> Int {
+        let wanted = (min(max(imageWidth, 0), 65_536) + 32 * maxDownscale - 1) / (32 * maxDownscale) * 32
+        return max(base, min(wanted, maxFollowingWidth))
+    }
 
     /// Loads the detector `kind` after checking the settings and its file.
     static func create(

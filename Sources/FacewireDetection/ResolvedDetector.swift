@@ -9,6 +9,9 @@ public struct ResolvedDetector: Sendable, Equatable {
     public var modelPath: String?
     /// Width images are scaled to before detection.
     public var inputWidth: Int
+    /// Whether ``inputWidth`` is the backend's default, which grows for frames wider than 1280 (the CNN backends:
+    /// ``NativeDetector/baseWidth(forImageWidth:)``); false when the user chose the width.
+    public var inputWidthFollowsImage = false
     /// Minimum confidence.
     public var scoreThreshold: Float
     /// Most faces returned per image.
@@ -47,11 +50,11 @@ public struct ResolvedDetector: Sendable, Equatable {
             if backend == .yunet {
                 return try YuNetDetector(
                     modelPath: modelPath, scoreThreshold: scoreThreshold, inputWidth: inputWidth, maxFaces: maxFaces,
-                    refineLandmarks: refineLandmarks, runtime: runtime)
+                    refineLandmarks: refineLandmarks, runtime: runtime, widthFollowsImage: inputWidthFollowsImage)
             }
             return try CenterFaceDetector(
                 modelPath: modelPath, scoreThreshold: scoreThreshold, inputWidth: inputWidth, maxFaces: maxFaces,
-                refineLandmarks: refineLandmarks, runtime: runtime)
+                refineLandmarks: refineLandmarks, runtime: runtime, widthFollowsImage: inputWidthFollowsImage)
         case .synthetic:
             return try SyntheticDetector(milliseconds: syntheticMilliseconds)
         case .noop:

@@ -14,10 +14,19 @@ public final class YuNetDetector: FaceDetector {
     /// Default score threshold.
     public static let defaultScoreThreshold: Float = 0.6
 
+    /// Faces at or above this score may start a track (``FaceDetector/trackScore``): ByteTrack's high threshold, which
+    /// suits YuNet's scores (its report threshold, 0.6, lets 4 faces through on the 17 face-free images).
+    public static let defaultTrackScore: Float = 0.7
+
     private let native: NativeDetector
 
     /// The width images are scaled to before detection (`nil`: each image's own size).
     public var inputWidth: Int? { native.inputWidth }
+
+    /// ``inputWidth``, raised for large images when it is the default (``NativeDetector/baseWidth(forImageWidth:)``).
+    public func inputWidth(forImageWidth imageWidth: Int) -> Int? { native.baseWidth(forImageWidth: imageWidth) }
+
+    public var trackScore: Float? { Self.defaultTrackScore }
 
     /// Loads the model.
     /// - Parameters:
@@ -34,13 +43,14 @@ public final class YuNetDetector: FaceDetector {
     public init(
         modelPath: String, scoreThreshold: Float = YuNetDetector.defaultScoreThreshold, nmsThreshold: Float = 0.3,
         inputWidth: Int? = YuNetDetector.defaultInputWidth, maxFaces: Int = AnalysisOptions.maxFacesLimit,
-        refineLandmarks: Bool = true, runtime: InferenceRuntime = .opencv
+        refineLandmarks: Bool = true, runtime: InferenceRuntime = .opencv, widthFollowsImage: Bool = false
     ) throws {
         native = try NativeDetector.create(
             what: "YuNet model", path: modelPath, inputWidth: inputWidth, scoreThreshold: scoreThreshold,
             maxFaces: maxFaces,
             .yunet(modelPath: modelPath, scoreThreshold: scoreThreshold, nmsThreshold: nmsThreshold, topK: 5000, runtime: runtime))
         native.refineTilted = refineLandmarks
+        native.widthFollowsImage = widthFollowsImage
     }
 
     /// Finds faces, best first, in `image`'s coordinates.

@@ -74,7 +74,7 @@ public struct DetectorEvaluator {
     /// - Parameters:
     ///   - detector: a detector created with a low score threshold.
     ///   - timedDetector: the detector to time; `nil` times `detector`.
-    ///   - inputWidth: the width to run at; `nil` uses the detector's own ``FaceDetector/inputWidth``.
+    ///   - inputWidth: the width to run at; `nil` uses the detector's own (``FaceDetector/inputWidth(forImageWidth:)``).
     ///   - progress: called after each image with the number done.
     /// - Throws: ``DetectionError`` from the detector, naming the image.
     public func run(
@@ -82,12 +82,13 @@ public struct DetectorEvaluator {
         progress: ((Int) -> Void)? = nil
     ) throws -> Detections {
         let clock = ContinuousClock()
-        let width = inputWidth ?? detector.inputWidth
         var faces: [[DetectedFace]] = []
         var times: [Double] = []
         faces.reserveCapacity(images.count)
         times.reserveCapacity(images.count)
         for (annotation, image) in zip(annotations, images) {
+            // The width a worker would run this image at (the default grows for images wider than 1280).
+            let width = inputWidth ?? detector.inputWidth(forImageWidth: image.width)
             do {
                 faces.append(try detector.detect(image, inputWidth: width))
                 let timed = timedDetector ?? detector

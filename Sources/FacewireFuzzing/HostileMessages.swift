@@ -81,6 +81,7 @@ public enum HostileMessages {
         result.timings = timings
         for _ in 0..<input.below(5) { result.faces.append(face(&input)) }
         if input.bool() { result.mediaTimeUs = input.int64() }
+        if input.bool() { result.trackScore = input.float() }
         return result
     }
 

@@ -148,8 +148,10 @@ public struct FaceTracker: Sendable {
     public var liveTrackIDs: [UInt64] { tracks.map(\.id).filter { $0 != 0 }.sorted() }
 
     /// Matches the detections of processed frame `seq`, captured at `time` (seconds, any origin, increasing with
-    /// `seq`), against the tracks.
-    public mutating func update(seq: UInt64, time: Double, detections: [TrackDetection]) -> TrackUpdate {
+    /// `seq`), against the tracks. `highScore`, when given, replaces the configuration's for this frame: the
+    /// detector's own track-start score (`FrameResult.track_score`); one not finite or outside 0...1 is ignored.
+    public mutating func update(seq: UInt64, time: Double, detections: [TrackDetection], highScore: Float? = nil) -> TrackUpdate {
+        let highScore = highScore.flatMap { $0.isFinite && (0...1).contains($0) ? $0 : nil } ?? configuration.highScore
         for index in tracks.indices where time > tracks[index].time {
             tracks[index].filter.predict(dt: time - tracks[index].time)
             tracks[index].time = time
@@ -157,8 +159,8 @@ public struct FaceTracker: Sendable {
         let predicted = tracks.map(\.filter.box)
         var trackForDetection = [Int?](repeating: nil, count: detections.count)
         var trackUsed = [Bool](repeating: false, count: tracks.count)
-        let high = detections.indices.filter { detections[$0].score >= configuration.highScore }
-        let low = detections.indices.filter { detections[$0].score < configuration.highScore }
+        let high = detections.indices.filter { detections[$0].score >= highScore }
+        let low = detections.indices.filter { detections[$0].score < highScore }
 
         // Tracks seen in the previous frame are matched before tracks that are coasting on their prediction, so a
         // lost face's drifting prediction cannot take the detection of a face that is in plain view.
@@ -211,7 +213,7 @@ public struct FaceTracker: Sendable {
                 tracks[t].lastSeenTime = time
                 tracks[t].lastSeenSeq = seq
                 if tracks[t].frameCount < .max { tracks[t].frameCount += 1 }
-            } else if detection.score >= configuration.highScore {
+            } else if detection.score >= highScore {
                 tracks.append(
                     Track(id: 0, filter: BoxKalmanFilter(detection.box), time: time, lastSeenTime: time, lastSeenSeq: seq,
                           frameCount: 1))

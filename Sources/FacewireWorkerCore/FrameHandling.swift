@@ -100,6 +100,7 @@ public struct FrameHandling: Sendable {
             timings.detectMs = Self.milliseconds(analysis.detectMilliseconds)
             timings.classifyMs = Self.milliseconds(analysis.classifyMilliseconds)
             result.faces = analysis.faces.map(WireFace.init)
+            if let score = analysis.trackScore { result.trackScore = score }
             counters.append("frames_processed")
         } catch {
             return Self.failed(result, timings, reason: "\(error)", counters + ["frames_failed", "frames_failed_image"])

@@ -121,6 +121,20 @@ struct PulseAtTheCollectorTests {
         #expect(squeezed.allSatisfy { abs($0 - 72) > 10 }, "without media time, a squeezed clock cannot read 72: \(squeezed.prefix(3))")
     }
 
+    @Test func aWorkersTrackScoreDecidesWhichFacesStartTracks() {
+        // CenterFace's crowd faces score near 0.6: under the default 0.7 they get no ID, with its own 0.5 they do.
+        for (trackScore, tracked) in [(nil, false), (Float(0.5), true), (Float(0.6), false)] as [(Float?, Bool)] {
+            var h = CoreHarness()
+            h.send(CoreHarness.hello("cam"))
+            var face = Self.face(x: 200, skin: nil)
+            face.confidence = 0.55
+            guard case .result(var message) = Self.result(seq: 0, time: h.wall, faces: [face]) else { preconditionFailure() }
+            if let trackScore { message.trackScore = trackScore }
+            h.send(.result(message), from: CoreHarness.worker)
+            #expect((h.frames("cam").first?.faces.first?.trackingID ?? 0 != 0) == tracked, "\(String(describing: trackScore))")
+        }
+    }
+
     @Test func aTrackThatLeavesCarriesItsLastReportedRateInItsLeftEvent() throws {
         var h = CoreHarness()
         h.send(CoreHarness.hello("cam"))

@@ -51,6 +51,20 @@ struct ResultValidationTests {
         #expect(ResultValidation.rejection(of: result, wallMicroseconds: Self.wall) == nil)
     }
 
+    @Test(arguments: [Float.nan, .infinity, -.infinity, -0.01, 1.01, 1e30])
+    func implausibleTrackScoresAreRejected(_ score: Float) {
+        var result = Self.result(captureTime: Self.wall)
+        result.trackScore = score
+        #expect(ResultValidation.rejection(of: result, wallMicroseconds: Self.wall) == .trackScore)
+    }
+
+    @Test(arguments: [Float(0), 0.5, 0.7, 1])
+    func plausibleTrackScoresPass(_ score: Float) {
+        var result = Self.result(captureTime: Self.wall)
+        result.trackScore = score
+        #expect(ResultValidation.rejection(of: result, wallMicroseconds: Self.wall) == nil)
+    }
+
     @Test func aWallClockNearInt64MaxDoesNotTrap() {
         #expect(ResultValidation.rejection(of: Self.result(captureTime: .max), wallMicroseconds: .max) == nil)
     }

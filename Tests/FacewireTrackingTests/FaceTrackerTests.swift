@@ -25,6 +25,20 @@ struct FaceTrackerTests {
         #expect(a.centreDistance(to: box(3, 4)) == 5)
     }
 
+    @Test("the detector's own track-start score replaces the default; one not finite or outside 0...1 is ignored")
+    func detectorTrackScore() {
+        for (highScore, starts) in [(nil, false), (0.5, true), (0.6, false), (Float.nan, false), (-1, false), (2, false)] as [(Float?, Bool)] {
+            var tracker = FaceTracker()
+            let update = tracker.update(seq: 0, time: 0, detections: faces(box(0, 100), score: 0.55), highScore: highScore)
+            #expect((update.assignments.first?.trackingID ?? 0 != 0) == starts, "\(String(describing: highScore))")
+            // A track once started continues with whatever score (the low band continues tracks).
+            if starts {
+                let next = tracker.update(seq: 1, time: t(1), detections: faces(box(2, 100), score: 0.3), highScore: highScore)
+                #expect(next.assignments.first?.trackingID == 1)
+            }
+        }
+    }
+
     @Test func smoothlyMovingFaceKeepsItsIDAndCountsFrames() {
         var tracker = FaceTracker()
         let first = tracker.update(seq: 0, time: 0, detections: faces(box(0, 100)))

@@ -986,6 +986,17 @@ public nonisolated struct Facewire_V1_FrameResult: @unchecked Sendable {
   /// Clears the value of `mediaTimeUs`. Subsequent reads from it will return its default value.
   public mutating func clearMediaTimeUs() {_uniqueStorage()._mediaTimeUs = nil}
 
+  /// The confidence at or above which this detector's faces may start a track: the operating point of its own score
+  /// distribution (CenterFace 0.5, YuNet 0.7). Absent: the collector's default (0.7). Worker -> collector only.
+  public var trackScore: Float {
+    get {_storage._trackScore ?? 0}
+    set {_uniqueStorage()._trackScore = newValue}
+  }
+  /// Returns true if `trackScore` has been explicitly set.
+  public var hasTrackScore: Bool {_storage._trackScore != nil}
+  /// Clears the value of `trackScore`. Subsequent reads from it will return its default value.
+  public mutating func clearTrackScore() {_uniqueStorage()._trackScore = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2587,7 +2598,7 @@ nonisolated extension Facewire_V1_Timings: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension Facewire_V1_FrameResult: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".FrameResult"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}stream\0\u{1}epoch\0\u{1}seq\0\u{3}capture_time_us\0\u{1}status\0\u{1}reason\0\u{1}width\0\u{1}height\0\u{1}worker\0\u{1}timings\0\u{1}faces\0\u{3}run_length\0\u{3}media_time_us\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}stream\0\u{1}epoch\0\u{1}seq\0\u{3}capture_time_us\0\u{1}status\0\u{1}reason\0\u{1}width\0\u{1}height\0\u{1}worker\0\u{1}timings\0\u{1}faces\0\u{3}run_length\0\u{3}media_time_us\0\u{3}track_score\0")
 
   fileprivate class _StorageClass {
     var _stream: String = String()
@@ -2603,6 +2614,7 @@ nonisolated extension Facewire_V1_FrameResult: SwiftProtobuf.Message, SwiftProto
     var _faces: [Facewire_V1_Face] = []
     var _runLength: UInt64 = 0
     var _mediaTimeUs: Int64? = nil
+    var _trackScore: Float? = nil
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -2626,6 +2638,7 @@ nonisolated extension Facewire_V1_FrameResult: SwiftProtobuf.Message, SwiftProto
       _faces = source._faces
       _runLength = source._runLength
       _mediaTimeUs = source._mediaTimeUs
+      _trackScore = source._trackScore
     }
   }
 
@@ -2657,6 +2670,7 @@ nonisolated extension Facewire_V1_FrameResult: SwiftProtobuf.Message, SwiftProto
         case 11: try { try decoder.decodeRepeatedMessageField(value: &_storage._faces) }()
         case 12: try { try decoder.decodeSingularUInt64Field(value: &_storage._runLength) }()
         case 13: try { try decoder.decodeSingularInt64Field(value: &_storage._mediaTimeUs) }()
+        case 14: try { try decoder.decodeSingularFloatField(value: &_storage._trackScore) }()
         default: break
         }
       }
@@ -2708,6 +2722,9 @@ nonisolated extension Facewire_V1_FrameResult: SwiftProtobuf.Message, SwiftProto
       try { if let v = _storage._mediaTimeUs {
         try visitor.visitSingularInt64Field(value: v, fieldNumber: 13)
       } }()
+      try { if let v = _storage._trackScore {
+        try visitor.visitSingularFloatField(value: v, fieldNumber: 14)
+      } }()
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -2730,6 +2747,7 @@ nonisolated extension Facewire_V1_FrameResult: SwiftProtobuf.Message, SwiftProto
         if _storage._faces != rhs_storage._faces {return false}
         if _storage._runLength != rhs_storage._runLength {return false}
         if _storage._mediaTimeUs != rhs_storage._mediaTimeUs {return false}
+        if _storage._trackScore != rhs_storage._trackScore {return false}
         return true
       }
       if !storagesAreEqual {return false}

@@ -139,7 +139,10 @@ struct EvalCommand: ParsableCommand {
         let faceDetector = try resolved.makeDetector()
         var options = AnalysisOptions()
         options.accuracy = AnalysisOptions.Accuracy(rawValue: accuracy.lowercased()) ?? .low
-        let width = options.detectorWidth(base: resolved.inputWidth, imageWidth: resolved.inputWidth)
+        let fixedWidth = options.detectorWidth(base: resolved.inputWidth, imageWidth: resolved.inputWidth)
+        // At the default width each image runs where a worker would run it (wider for images over 1280 px).
+        let followsImage = resolved.inputWidthFollowsImage && options.accuracy == .low
+        let width = followsImage ? nil : fixedWidth
 
         let clock = ContinuousClock()
         var start = clock.now
@@ -154,7 +157,7 @@ struct EvalCommand: ParsableCommand {
         Self.log("detected in \(clock.now - start)")
 
         let label =
-            name ?? "\(resolved.backend.rawValue) \(width.map(String.init) ?? "full")"
+            name ?? "\(resolved.backend.rawValue) \(fixedWidth.map(String.init) ?? "full")"
             + (resolved.refineLandmarks || resolved.backend == .cascade ? "" : " (landmark refinement off)")
             + (unannotated == nil ? "" : " (unannotated faces ignored)")
         let report = EvaluationReport.compute(
@@ -164,7 +167,7 @@ struct EvalCommand: ParsableCommand {
         let summary = EvaluationSummary(
             run: EvaluationSummary.Run(
                 implementation: "facewire", annotations: annotations, backend: resolved.backend.rawValue,
-                model: resolved.modelPath, inputWidth: width, evaluationThreshold: evaluationThreshold,
+                model: resolved.modelPath, inputWidth: fixedWidth, evaluationThreshold: evaluationThreshold,
                 threads: threads),
             report: report)
         let jsonText = try summary.jsonString()

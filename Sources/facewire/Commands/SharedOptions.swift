@@ -102,7 +102,7 @@ struct DetectorOptions: ParsableArguments {
     @Option(help: "Path of an ONNX face model (YuNet 2022mar or CenterFace). Default: the first found in $FACEWIRE_MODEL_DIR, ~/.cache/facewire/models.")
     var model: String?
 
-    @Option(help: "Width the detector runs at (default: the backend's measured best).")
+    @Option(help: "Width the detector runs at (default: the backend's measured best, 320, raised to a quarter of frames wider than 1280, at most 640).")
     var inputWidth: Int?
 
     @Option(help: "Minimum detector confidence, 0...1 (default: the backend's).")
