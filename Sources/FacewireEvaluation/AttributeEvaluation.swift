@@ -18,6 +18,9 @@ public enum AttributeEvaluation {
         public var yaw: Double?
         public var pitch: Double?
         public var roll: Double?
+        /// The angles are AFLW2000-3D's (``aflwAngles(yaw:pitch:roll:)``): predictions are re-read in that order
+        /// and those signs before they are compared.
+        public var aflwOrder = false
 
         public init(file: String, smile: Bool? = nil, eyesClosed: Bool? = nil, yaw: Double? = nil, pitch: Double? = nil, roll: Double? = nil) {
             self.file = file
@@ -109,6 +112,59 @@ public enum AttributeEvaluation {
         return labels
     }
 
+    /// Parses `../shared/data/pose/labels.tsv` (AFLW2000-3D): a header naming `file`, `pitch_deg`, `yaw_deg` and
+    /// `roll_deg`, then one tab-separated line per image, angles in degrees (within ±180), in AFLW's order and signs
+    /// (``aflwAngles(yaw:pitch:roll:)``).
+    /// - Throws: ``DetectionError`` `.invalidConfiguration` naming the line that cannot be read.
+    public static func parsePoseLabels(_ text: String) throws -> [Label] {
+        var labels: [Label] = []
+        var columns: [String: Int] = [:]
+        for (number, line) in text.split(whereSeparator: \.isNewline).enumerated() {
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            if columns.isEmpty {
+                for (index, name) in fields.enumerated() { columns[name.lowercased()] = index }
+                guard ["file", "pitch_deg", "yaw_deg", "roll_deg"].allSatisfy({ columns[$0] != nil }) else {
+                    throw DetectionError(.invalidConfiguration, "labels: the header must name file, pitch_deg, yaw_deg and roll_deg (line 1)")
+                }
+                continue
+            }
+            func field(_ name: String) -> String? {
+                guard let index = columns[name], index < fields.count, !fields[index].isEmpty else { return nil }
+                return fields[index]
+            }
+            func angle(_ name: String) throws -> Double {
+                guard let text = field(name), let degrees = Double(text), degrees.isFinite, abs(degrees) <= 180 else {
+                    throw DetectionError(.invalidConfiguration, "labels line \(number + 1): \(name) '\(field(name) ?? "")' is not an angle in degrees")
+                }
+                return degrees
+            }
+            guard let file = field("file") else { throw DetectionError(.invalidConfiguration, "labels line \(number + 1): no file") }
+            var label = Label(file: file, yaw: try angle("yaw_deg"), pitch: try angle("pitch_deg"), roll: try angle("roll_deg"))
+            label.aflwOrder = true
+            labels.append(label)
+        }
+        return labels
+    }
+
+    /// Facewire's yaw, pitch and roll (degrees; R = R_z(−roll)·R_x(−pitch)·R_y(yaw), ``MeshGeometry/headPose(mesh:)``)
+    /// re-read as AFLW2000-3D states its labels: the same rotation decomposed pitch first (R = R_x·R_y·R_z), yaw
+    /// positive toward the image's left. The two orders differ by degrees when yaw and roll come together, so a
+    /// comparison angle by angle would charge the fit for the convention. `nil` for non-finite input.
+    public static func aflwAngles(yaw: Double, pitch: Double, roll: Double) -> (yaw: Double, pitch: Double, roll: Double)? {
+        let radians = Double.pi / 180
+        let (y, p, r) = (yaw * radians, -pitch * radians, -roll * radians)
+        guard y.isFinite, p.isFinite, r.isFinite else { return nil }
+        // R = Rz(r)·Rx(p)·Ry(y), the entries read below.
+        let (cy, sy, cp, sp, cr, sr) = (cos(y), sin(y), cos(p), sin(p), cos(r), sin(r))
+        let r00 = cr * cy - sr * sp * sy
+        let r01 = -sr * cp
+        let r02 = cr * sy + sr * sp * cy
+        let r12 = sr * sy - cr * sp * cy
+        let r22 = cp * cy
+        let degrees = 180 / Double.pi
+        return (yaw: -asin(min(1, max(-1, r02))) * degrees, pitch: atan2(r12, r22) * degrees, roll: atan2(r01, r00) * degrees)
+    }
+
     /// Counts of a binary decision.
     public struct BinaryCounts: Sendable, Equatable, CustomStringConvertible {
         public var truePositives = 0, falsePositives = 0, trueNegatives = 0, falseNegatives = 0
@@ -191,11 +247,26 @@ public enum AttributeEvaluation {
                 eyeScores.append(ScoredLabel(score: prediction?.bothEyesClosedScore, positive: actual))
                 if actual, prediction?.oneEyeClosed == true { closedReadAsOneEye += 1 }
             }
-            if let prediction {
+            if var prediction {
+                if label.aflwOrder {
+                    let converted = prediction.yaw.flatMap { yaw in
+                        prediction.pitch.flatMap { pitch in prediction.roll.flatMap { Self.convert(yaw: yaw, pitch: pitch, roll: $0) } }
+                    }
+                    (prediction.yaw, prediction.pitch, prediction.roll) = (converted?.yaw, converted?.pitch, converted?.roll)
+                }
                 if let truth = label.yaw, let value = prediction.yaw { yawErrors.append(abs(value - truth)) }
                 if let truth = label.pitch, let value = prediction.pitch { pitchErrors.append(abs(value - truth)) }
                 if let truth = label.roll, let value = prediction.roll { rollErrors.append(abs(value - truth)) }
             }
+        }
+
+        static func convert(yaw: Double, pitch: Double, roll: Double) -> (yaw: Double, pitch: Double, roll: Double)? {
+            AttributeEvaluation.aflwAngles(yaw: yaw, pitch: pitch, roll: roll)
+        }
+
+        /// The mean of `values` (NaN when empty).
+        public static func mean(_ values: [Double]) -> Double {
+            values.isEmpty ? .nan : values.reduce(0, +) / Double(values.count)
         }
 
         /// The smile-score threshold with the best accuracy on this set, and the counts there (a face without a
@@ -255,6 +326,8 @@ public enum AttributeEvaluation {
             if !yawErrors.isEmpty || !pitchErrors.isEmpty || !rollErrors.isEmpty {
                 lines.append(
                     "  head pose    median |error| yaw \(f(Self.median(yawErrors), 1))°  pitch \(f(Self.median(pitchErrors), 1))°  roll \(f(Self.median(rollErrors), 1))°  (\(yawErrors.count) faces)")
+                lines.append(
+                    "               mean |error|   yaw \(f(Self.mean(yawErrors), 2))°  pitch \(f(Self.mean(pitchErrors), 2))°  roll \(f(Self.mean(rollErrors), 2))°  pose on \(pitchErrors.count) of \(images) images (\(f(100 * Double(pitchErrors.count) / Double(max(1, images)), 1)) %)")
             }
             lines.append(
                 "  time         detect \(f(Self.median(detectMilliseconds), 2)) ms/image, attributes \(f(Self.median(attributeMilliseconds), 2)) ms/face (medians)")

@@ -67,4 +67,36 @@ struct AttributeEvaluationTests {
         #expect(report.bestEyesThreshold(maximumOpenReadClosed: 0.5)?.threshold == 0.8)
         #expect(AttributeEvaluation.Report(name: "empty").bestSmileThreshold() == nil)
     }
+
+    @Test("AFLW2000-3D's labels: degrees in its order; absurd angles and missing columns are refused")
+    func poseLabels() throws {
+        let labels = try AttributeEvaluation.parsePoseLabels("file\tpitch_deg\tyaw_deg\troll_deg\nimages/a.jpg\t-7.5\t12\t1.25\n")
+        #expect(labels.count == 1 && labels[0].file == "images/a.jpg" && labels[0].aflwOrder)
+        #expect(labels[0].pitch == -7.5 && labels[0].yaw == 12 && labels[0].roll == 1.25)
+        for bad in ["file\tpitch_deg\tyaw_deg\nx\t1\t2\n", "file\tpitch_deg\tyaw_deg\troll_deg\nx\t1\tnan\t0\n",
+                    "file\tpitch_deg\tyaw_deg\troll_deg\nx\t1\t2\t999\n", "file\tpitch_deg\tyaw_deg\troll_deg\nx\t1\t2\n"] {
+            #expect(throws: DetectionError.self) { try AttributeEvaluation.parsePoseLabels(bad) }
+        }
+    }
+
+    @Test("Facewire's angles re-read in AFLW's order and signs (numbers from numpy with the same matrices)")
+    func aflwOrder() throws {
+        for (ours, theirs) in [
+            ((10.0, -5.0, 3.0), (-9.725, -5.519, 3.032)), ((-30.0, 20.0, -15.0), (34.03, 10.899, -17.066)),
+            ((0.0, 10.0, 0.0), (0.0, 10.0, 0.0)), ((20.0, 0.0, 0.0), (-20.0, 0.0, 0.0)), ((0.0, 0.0, 10.0), (0.0, 0.0, 10.0)),
+        ] {
+            let got = try #require(AttributeEvaluation.aflwAngles(yaw: ours.0, pitch: ours.1, roll: ours.2))
+            #expect(abs(got.yaw - theirs.0) < 0.01 && abs(got.pitch - theirs.1) < 0.01 && abs(got.roll - theirs.2) < 0.01, "\(ours): \(got)")
+        }
+        #expect(AttributeEvaluation.aflwAngles(yaw: .nan, pitch: 0, roll: 0) == nil)
+        // A report compares in AFLW's order: a face read (yaw 20) against a label of AFLW yaw −20 is exact.
+        var report = AttributeEvaluation.Report(name: "pose")
+        var label = AttributeEvaluation.Label(file: "a", yaw: -20, pitch: 0, roll: 0)
+        label.aflwOrder = true
+        var prediction = AttributeEvaluation.Prediction()
+        (prediction.yaw, prediction.pitch, prediction.roll) = (20, 0, 0)
+        report.add(label, prediction, attributeMilliseconds: 1, detectMilliseconds: 1)
+        #expect(report.yawErrors.count == 1 && report.yawErrors[0] < 1e-9 && report.pitchErrors[0] < 1e-9)
+        #expect(report.table().contains("pose on 1 of 1 images (100.0 %)"))
+    }
 }

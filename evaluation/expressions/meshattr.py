@@ -400,10 +400,13 @@ def head_pose(mesh):
     decomposed as R = Rz(rho) Rx(pi) Ry(upsilon), so that turning the image in its plane changes only rho:
     yaw = upsilon = atan2(-R[2][0], R[2][2]), pitch = -pi = -asin(R[2][1]), roll = -rho = atan2(R[0][1], R[1][1]).
     Close to the forward-vector form (yaw = atan2(f.x, f.z), pitch = atan2(f.y, hypot(f.x, f.z)), f = R (0,0,1)) for
-    small angles, but that form mixes roll into yaw and pitch (up to 1.9 deg on the vectors turned by 60 deg)."""
+    small angles, but that form mixes roll into yaw and pitch (up to 1.9 deg on the vectors turned by 60 deg).
+    Yaw and roll come from fit_orthographic; pitch from the 3-D fit (fit_canonical), which keeps the network's depth:
+    on AFLW2000-3D (../shared/data/pose) its mean error is 3.8 deg against 7.0 from the 2-D fit (issue 32)."""
     _, R, _ = fit_orthographic(mesh)
+    _, R3, _ = fit_canonical(mesh)
     yaw = math.degrees(math.atan2(-R[2][0], R[2][2]))
-    pitch = -math.degrees(math.asin(max(-1.0, min(1.0, R[2][1])))) - PITCH_ZERO
+    pitch = -math.degrees(math.asin(max(-1.0, min(1.0, R3[2][1])))) - PITCH_ZERO
     roll = math.degrees(math.atan2(R[0][1], R[1][1]))
     return yaw, pitch, roll
 

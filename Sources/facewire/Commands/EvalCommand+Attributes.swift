@@ -21,7 +21,10 @@ extension EvalCommand {
             padding = pad ?? 0.3
         } else {
             base = (path as NSString).deletingLastPathComponent
-            labels = try AttributeEvaluation.parseGenkiLabels(String(contentsOfFile: path, encoding: .utf8))
+            let text = try String(contentsOfFile: path, encoding: .utf8)
+            // AFLW2000-3D's head-pose labels (../shared/data/pose) or GENKI-4K's.
+            let header = text.prefix { $0 != "\n" }.lowercased()
+            labels = header.contains("pitch_deg") ? try AttributeEvaluation.parsePoseLabels(text) : try AttributeEvaluation.parseGenkiLabels(text)
             padding = pad ?? 0
         }
         guard !labels.isEmpty else { throw ValidationError("--attributes \(path): no labelled images") }
