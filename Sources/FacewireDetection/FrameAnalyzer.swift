@@ -143,6 +143,7 @@ public final class FrameAnalyzer {
         let measure = measuresAttributes(options)
         if measure, let attributes {
             try attributes.measure(image, faces: &faces, options: options)
+            for index in faces.indices { AttributeGate.applyLight(image, to: &faces[index], classifiers: options.classifiers) }
         }
         Self.addFivePointLandmarks(&faces, options: options)
         if options.classifiers.contains(.pulse) {

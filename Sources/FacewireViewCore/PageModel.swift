@@ -24,6 +24,8 @@ public enum PageModel {
         public var hasSmile: Bool
         public var leftEyeClosed: Bool
         public var rightEyeClosed: Bool
+        /// The verdicts the worker withheld because the face cannot tell (SPEC 11.7): "smile", "eyes"; drawn as "?".
+        public var withheld: [String]
         public var frames: UInt32
         /// The face's heart rate (`heart_rate`, set by the collector) in whole beats per minute; nil when it has none.
         public var bpm: Int?
@@ -46,6 +48,7 @@ public enum PageModel {
             hasSmile = face.hasSmile_p
             leftEyeClosed = face.leftEyeClosed
             rightEyeClosed = face.rightEyeClosed
+            withheld = [(UInt32(1), "smile"), (2, "eyes")].compactMap { face.withheld & $0.0 != 0 ? $0.1 : nil }
             frames = face.trackingFrameCount
             bpm = face.hasHeartRate ? beatsPerMinute(face.heartRate) : nil
         }

@@ -43,6 +43,9 @@ public struct DetectedFace: Sendable, Equatable {
     public var roll: Float?
     /// How usable the face is, 0...1 (size, sharpness, pose); `nil` when the quality classifier did not run.
     public var quality: Float?
+    /// Classifier bits (`DetectionSettings.classifiers`: 1 smile, 2 eyes) whose results were left out because the face
+    /// cannot tell (too dark or flat, or too low a quality): never a guess (SPEC 11.7).
+    public var withheld: UInt32 = 0
     /// What the attributes were measured on; `nil` when no classifier ran.
     public var attributeSource: AttributeSource?
     /// The landmark list asked for (``AnalysisOptions/landmarks``), or `nil`.

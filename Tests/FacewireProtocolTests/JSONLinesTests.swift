@@ -549,6 +549,17 @@ struct JSONLinesTests {
         #expect(JSONLines.line(for: frame).contains(#","mediaTime":0.000000,"#), "present and 0: a file's first frame")
     }
 
+    @Test func withheldVerdictsAreListedByName() throws {
+        let vector = try #require(GoldenVectors.all.first { $0.name == "stream_frame_withheld" })
+        let line = try #require(JSONLines.line(for: try StreamMessage(parts: try vector.partBytes())))
+        #expect(line.contains(#""confidence":0.5,"withheld":["smile","eyes"],"trackingID":8"#), "\(line)")
+        var face = WireFace()
+        face.withheld = 1 << 7 | 1 << 4
+        var frame = FrameResult()
+        frame.faces = [face]
+        #expect(JSONLines.line(for: frame).contains(#""withheld":["pulse","bit7"]"#))
+    }
+
     static func statistics(latency: Bool) -> StreamStatisticsMessage {
         var statistics = StreamStatisticsMessage()
         statistics.windowSeconds = 5.0

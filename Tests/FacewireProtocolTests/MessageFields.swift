@@ -94,6 +94,7 @@ enum MessageFields {
         if face.hasRightEyeClosedScore { out["right_eye_closed_score"] = number(face.rightEyeClosedScore) }
         out["skin"] = .array(face.skin.map(of))
         if face.hasHeartRate { out["heart_rate"] = of(face.heartRate) }
+        if face.withheld != 0 { out["withheld"] = number(face.withheld) }
         return .object(out)
     }
 

@@ -205,6 +205,7 @@ def enc_face(m):
         out += f_message(25, enc_skin_sample(sample))
     if "heart_rate" in m:
         out += f_message(26, enc_heart_rate(m["heart_rate"]))
+    out += f_uint(27, m.get("withheld", 0))  # two-byte key d8 01
     return out
 
 
@@ -818,6 +819,8 @@ for name, message in (
     ("stream_frame_expression", stream_message("frame", STREAM_RESULT_EXPRESSION)),
     ("stream_frame_pulse", stream_message("frame", STREAM_RESULT_PULSE)),
     ("stream_frame_dropped", stream_message("frame", DROPPED_RESULT)),
+    # A face too dark to read (SPEC 11.7): smile and eyes withheld, bits 0 and 1 (field 27, d8 01 03).
+    ("stream_frame_withheld", stream_message("frame", dict(STREAM_RESULT, faces=[tracked(dict(FACE_BOUNDS_ONLY, withheld=3), 8, 1)]))),
     # A file's frame 361 (30 fps), 12.033333 s into its timeline: media_time_us is field 13 (68 b5 ba de 05).
     ("stream_frame_media_time", stream_message("frame", dict(STREAM_RESULT, media_time_us=12_033_333))),
     # A run of dropped sequences longer than --max-pending: one message for seq 100 ... 100 + 2^40 - 1.

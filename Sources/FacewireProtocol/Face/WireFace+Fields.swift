@@ -41,6 +41,7 @@ extension WireFace {
         if let pitch = face.pitch { self.pitch = pitch }
         if let roll = face.roll { self.roll = roll }
         if let quality = face.quality { self.quality = quality }
+        withheld = face.withheld
         skin = face.skin.map { sample in
             var wire = Facewire_V1_SkinSample()
             switch sample.region {
@@ -153,6 +154,18 @@ extension JSONLines {
         }
         if face.hasLeftEyeOpenness { field(",\"leftEyeOpenness\":", face.leftEyeOpenness, 3, into: &out) }
         if face.hasRightEyeOpenness { field(",\"rightEyeOpenness\":", face.rightEyeOpenness, 3, into: &out) }
+        if face.withheld != 0 {
+            // The classifiers left out because the face cannot tell (SPEC 11.7), by name; an unknown bit as "bitN".
+            out.append(",\"withheld\":[")
+            var first = true
+            for bit in 0..<32 where face.withheld & (1 << bit) != 0 {
+                if !first { out.append(",") }
+                first = false
+                out.append(quoted: ["smile", "eyes", "pose", "quality", "pulse"].indices.contains(bit)
+                    ? ["smile", "eyes", "pose", "quality", "pulse"][bit] : "bit\(bit)")
+            }
+            out.append("]")
+        }
         if face.hasHeartRate { write(heartRate: face.heartRate, into: &out) }
         if !face.skin.isEmpty {
             // The raw skin colour (pulse classifier): 3 decimals, as a beat moves it by a fraction of a level.

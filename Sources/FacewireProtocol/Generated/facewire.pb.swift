@@ -785,6 +785,13 @@ public nonisolated struct Facewire_V1_Face: @unchecked Sendable {
   /// Clears the value of `heartRate`. Subsequent reads from it will return its default value.
   public mutating func clearHeartRate() {_uniqueStorage()._heartRate = nil}
 
+  /// Classifier bits (as DetectionSettings.classifiers: bit 0 smile, bit 1 eyes) whose results the worker left out
+  /// because this face cannot tell (SPEC.md 11.7): too dark or flat to see, or of too low a quality. 0 = none.
+  public var withheld: UInt32 {
+    get {_storage._withheld}
+    set {_uniqueStorage()._withheld = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2209,7 +2216,7 @@ nonisolated extension Facewire_V1_Rect: SwiftProtobuf.Message, SwiftProtobuf._Me
 
 nonisolated extension Facewire_V1_Face: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Face"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}bounds\0\u{3}left_eye\0\u{3}right_eye\0\u{1}mouth\0\u{3}face_angle\0\u{1}confidence\0\u{3}tracking_id\0\u{3}tracking_frame_count\0\u{1}nose\0\u{1}yaw\0\u{3}has_smile\0\u{3}smile_score\0\u{3}left_eye_closed\0\u{3}right_eye_closed\0\u{3}left_eye_closed_score\0\u{3}right_eye_closed_score\0\u{1}pitch\0\u{1}roll\0\u{3}left_eye_openness\0\u{3}right_eye_openness\0\u{1}quality\0\u{3}attribute_source\0\u{3}landmark_scheme\0\u{1}landmarks\0\u{1}skin\0\u{3}heart_rate\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}bounds\0\u{3}left_eye\0\u{3}right_eye\0\u{1}mouth\0\u{3}face_angle\0\u{1}confidence\0\u{3}tracking_id\0\u{3}tracking_frame_count\0\u{1}nose\0\u{1}yaw\0\u{3}has_smile\0\u{3}smile_score\0\u{3}left_eye_closed\0\u{3}right_eye_closed\0\u{3}left_eye_closed_score\0\u{3}right_eye_closed_score\0\u{1}pitch\0\u{1}roll\0\u{3}left_eye_openness\0\u{3}right_eye_openness\0\u{1}quality\0\u{3}attribute_source\0\u{3}landmark_scheme\0\u{1}landmarks\0\u{1}skin\0\u{3}heart_rate\0\u{1}withheld\0")
 
   fileprivate class _StorageClass {
     var _bounds: Facewire_V1_Rect? = nil
@@ -2238,6 +2245,7 @@ nonisolated extension Facewire_V1_Face: SwiftProtobuf.Message, SwiftProtobuf._Me
     var _landmarks: [Float] = []
     var _skin: [Facewire_V1_SkinSample] = []
     var _heartRate: Facewire_V1_HeartRate? = nil
+    var _withheld: UInt32 = 0
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -2274,6 +2282,7 @@ nonisolated extension Facewire_V1_Face: SwiftProtobuf.Message, SwiftProtobuf._Me
       _landmarks = source._landmarks
       _skin = source._skin
       _heartRate = source._heartRate
+      _withheld = source._withheld
     }
   }
 
@@ -2318,6 +2327,7 @@ nonisolated extension Facewire_V1_Face: SwiftProtobuf.Message, SwiftProtobuf._Me
         case 24: try { try decoder.decodeRepeatedFloatField(value: &_storage._landmarks) }()
         case 25: try { try decoder.decodeRepeatedMessageField(value: &_storage._skin) }()
         case 26: try { try decoder.decodeSingularMessageField(value: &_storage._heartRate) }()
+        case 27: try { try decoder.decodeSingularUInt32Field(value: &_storage._withheld) }()
         default: break
         }
       }
@@ -2408,6 +2418,9 @@ nonisolated extension Facewire_V1_Face: SwiftProtobuf.Message, SwiftProtobuf._Me
       try { if let v = _storage._heartRate {
         try visitor.visitSingularMessageField(value: v, fieldNumber: 26)
       } }()
+      if _storage._withheld != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._withheld, fieldNumber: 27)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -2443,6 +2456,7 @@ nonisolated extension Facewire_V1_Face: SwiftProtobuf.Message, SwiftProtobuf._Me
         if _storage._landmarks != rhs_storage._landmarks {return false}
         if _storage._skin != rhs_storage._skin {return false}
         if _storage._heartRate != rhs_storage._heartRate {return false}
+        if _storage._withheld != rhs_storage._withheld {return false}
         return true
       }
       if !storagesAreEqual {return false}

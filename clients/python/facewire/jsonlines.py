@@ -81,6 +81,10 @@ def face_object(face):
     for side in ("left", "right"):
         if face.HasField(f"{side}_eye_openness"):
             out.append(f',"{side}EyeOpenness":{number(getattr(face, f"{side}_eye_openness"), 3)}')
+    if face.withheld:
+        names = ["smile", "eyes", "pose", "quality", "pulse"]
+        withheld = [names[bit] if bit < len(names) else f"bit{bit}" for bit in range(32) if face.withheld >> bit & 1]
+        out.append(',"withheld":[' + ",".join(f'"{name}"' for name in withheld) + "]")
     if face.HasField("heart_rate"):
         out.append(_heart_rate(face.heart_rate))
     if len(face.skin):

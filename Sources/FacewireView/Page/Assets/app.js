@@ -85,9 +85,12 @@ function draw(t, meta, bitmap) {
 
 function label(f) {
   const marks = [];
+  const withheld = f.withheld || [];
   if (f.hasSmile) marks.push("smile");
   if (f.leftEyeClosed && f.rightEyeClosed) marks.push("eyes closed");
   else if (f.leftEyeClosed || f.rightEyeClosed) marks.push("wink");
+  // A face that cannot tell (too dark to see its eyes) says so instead of guessing (SPEC 11.7).
+  for (const what of withheld) marks.push(`${what} ?`);
   const heart = typeof f.bpm === "number" ? ` ♥ ${f.bpm}` : "";
   return (f.id ? `#${f.id}` : "face") + heart + (marks.length ? ` (${marks.join(", ")})` : "");
 }
@@ -101,8 +104,10 @@ function drawFace(ctx, f, s) {
   if (typeof f.roll === "number") ctx.rotate((f.roll * Math.PI) / 180);
   ctx.strokeRect(-f.w / 2, -f.h / 2, f.w, f.h);
   ctx.restore();
+  const unseen = (f.withheld || []).includes("eyes");
   for (const [p, closed] of [[f.leftEye, f.leftEyeClosed], [f.rightEye, f.rightEyeClosed]]) {
     if (!p) continue;
+    if (unseen) { ctx.fillStyle = ctx.strokeStyle; ctx.font = `${Math.round(10 * s)}px sans-serif`; ctx.fillText("?", p.x - 3 * s, p.y + 4 * s); continue; }
     ctx.beginPath();
     if (closed) { ctx.moveTo(p.x - 4 * s, p.y); ctx.lineTo(p.x + 4 * s, p.y); } else { ctx.arc(p.x, p.y, 3 * s, 0, 2 * Math.PI); }
     ctx.stroke();
