@@ -318,6 +318,13 @@ public enum AttributeEvaluation {
             if eyesClosed.total > 0 {
                 lines.append(
                     "  eyes closed  recall \(f(eyesClosed.recall))  open read closed \(f(eyesClosed.falsePositiveRate * 100, 1)) %  precision \(f(eyesClosed.precision))  accuracy \(f(eyesClosed.accuracy))  (closed read as one eye: \(closedReadAsOneEye))")
+                // The margin: the same decision with the operating point (closed score 0.5) moved either way.
+                let around = [Float(0.48), 0.5, 0.52].map { threshold -> String in
+                    var counts = BinaryCounts()
+                    for item in eyeScores { counts.add(predicted: (item.score ?? -1) >= threshold, actual: item.positive) }
+                    return "\(String(format: "%.2f", threshold)): \(f(counts.recall)) / \(f(counts.falsePositiveRate * 100, 1)) %"
+                }
+                lines.append("               recall / open read closed at closed score >= \(around.joined(separator: ", "))")
                 if let best = bestEyesThreshold(maximumOpenReadClosed: 0.05) {
                     lines.append(
                         "               best recall on this set with <= 5 % of open faces read closed: both eyes' closed score >= \(String(format: "%.4g", best.threshold)): recall \(f(best.counts.recall))  open read closed \(f(best.counts.falsePositiveRate * 100, 1)) %")

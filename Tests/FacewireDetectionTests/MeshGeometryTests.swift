@@ -72,23 +72,37 @@ struct MeshGeometryTests {
         }
     }
 
-    @Test func eyeApertureAndOpenness() throws {
+    @Test func eyeOpeningAndOpenness() throws {
         for vector in try Vector.load() {
-            let apertures = vector.contours.map(MeshGeometry.eyeAperture(contour:))
-            for (got, want) in zip(apertures, vector.numbers("eye_aperture_iris")) {
-                #expect(Self.close(got, want), "\(vector.name): aperture \(got) against \(want)")
+            let yaw = try #require(vector.number("yaw"))
+            let openings = zip(vector.contours, [false, true]).map {
+                MeshGeometry.eyeOpening(contour: $0, mirrored: $1, yaw: Float(yaw))
             }
-            for (got, want) in zip(apertures.map(MeshGeometry.eyeOpenness(aperture:)), vector.numbers("eye_openness")) {
+            for (got, want) in zip(openings, vector.numbers("eye_opening")) {
+                #expect(Self.close(got, want, absolute: 1e-5), "\(vector.name): opening \(got) against \(want)")
+            }
+            for (got, want) in zip(openings.map(MeshGeometry.eyeOpenness(opening:)), vector.numbers("eye_openness")) {
                 #expect(Self.close(Double(got), want, absolute: 2e-4), "\(vector.name): openness \(got) against \(want)")
             }
         }
-        // A shut lid: the upper points on the lower ones.
+        // A shut lid: the upper points on the corner line, the lower ones on it too.
         var shut = (0..<71).map { SIMD3<Float>(Float($0 % 9) * 4, 10, 0) }
         for k in 9...15 { shut[k] = shut[k - 8] }
-        #expect(MeshGeometry.eyeAperture(contour: shut) == 0)
-        #expect(MeshGeometry.eyeOpenness(aperture: 0) == 0)
-        #expect(MeshGeometry.eyeOpenness(aperture: MeshGeometry.eyeClosedAperture) == 0.5)
-        #expect(MeshGeometry.eyeAperture(contour: Array(shut.prefix(10))) == 0, "too few points")
+        #expect(MeshGeometry.eyeOpening(contour: shut, mirrored: false, yaw: 0) == 0)
+        // An open eye: upper lid 8 px above a 32 px corner line, lower lid 4 px below; mirrored, the same eye read the
+        // other way round gives the same opening.
+        var open = shut
+        for k in 9...15 { open[k].y = 2 }
+        for k in 1...7 { open[k].y = 14 }
+        let opening = MeshGeometry.eyeOpening(contour: open, mirrored: false, yaw: 0)
+        #expect(abs(opening - (8.0 / 32 + MeshGeometry.eyeLowerLidWeight * 4 / 32)) < 1e-9)
+        let reversed = open.map { SIMD3<Float>(100 - $0.x, $0.y, 0) }
+        #expect(abs(MeshGeometry.eyeOpening(contour: reversed, mirrored: true, yaw: 0) - opening) < 1e-9)
+        #expect(abs(MeshGeometry.eyeOpening(contour: open, mirrored: false, yaw: 60) - opening * cos(Double.pi / 4)) < 1e-9, "yaw stops at 45°")
+        #expect(MeshGeometry.eyeOpenness(opening: 0) == 0)
+        #expect(MeshGeometry.eyeOpenness(opening: MeshGeometry.eyeClosedOpening) == 0.5)
+        #expect(MeshGeometry.eyeOpening(contour: Array(shut.prefix(10)), mirrored: false, yaw: 0) == 0, "too few points")
+        #expect(MeshGeometry.eyeOpening(contour: open, mirrored: false, yaw: .nan).isFinite)
     }
 
     @Test func headPoseMatchesTheReference() throws {

@@ -67,9 +67,10 @@ def main():
             "outputs": {
                 "mesh_roi": r(roi), "mesh_roi_from_mesh": r(ma.mesh_roi_from_mesh(mesh)),
                 "eye_rois": [{"roi": r(e[0]), "mirror": e[1]} for e in eyes],
-                "eye_aperture_iris": [round(ma.eye_aperture_iris(c), 6) for c in contours],
-                "eye_openness": [round(ma.eye_openness(c), 6) for c in contours],
-                "eye_closed": [ma.eye_openness(c) < ma.EYE_CLOSED_BELOW for c in contours],
+                "eye_opening": [round(ma.eye_opening(c, mirrored, yaw), 6) for c, mirrored in zip(contours, (False, True))],
+                "eye_openness": [round(ma.eye_openness_lids(c, mirrored, yaw), 6) for c, mirrored in zip(contours, (False, True))],
+                "eye_closed": [bool(ma.eye_opening(c, mirrored, yaw) < ma.EYE_CLOSED_OPENING)
+                               for c, mirrored in zip(contours, (False, True))],
                 "eye_openness_mesh": r(ma.eye_openness_mesh(mesh)),
                 "smile_features": r(ma.smile_features(mesh)), "smile_raw": round(ma.smile_raw(mesh), 6),
                 "smile_score": round(ma.smile_score(mesh), 6),

@@ -55,29 +55,29 @@ public final class MeshAttributeMeasurer: FaceAttributeMeasurer {
         let meshed = bySize.prefix(Self.maxMeshFaces).compactMap { index in Self.meshROI(faces[index]).map { (index, $0) } }
         let outputs = try mesh.run(image, rois: meshed.map(\.1))
         var measured = Set<Int>()
-        var eyes: [(index: Int, left: FaceROI, right: FaceROI)] = []
+        var eyes: [(index: Int, left: FaceROI, right: FaceROI, yaw: Float?)] = []
         for ((index, roi), output) in zip(meshed, outputs) {
-            guard try apply(output, roi: roi, image: image, face: &faces[index], options: options) else { continue }
+            guard let applied = try apply(output, roi: roi, image: image, face: &faces[index], options: options) else { continue }
             measured.insert(index)
             if options.classifiers.contains(.eyes), let pair = MeshGeometry.eyeROIs(mesh: output.points),
                 Self.isUsable(pair.left), Self.isUsable(pair.right)
             {
-                eyes.append((index, pair.left, pair.right))
+                eyes.append((index, pair.left, pair.right, applied.yaw))
             }
         }
         if !eyes.isEmpty {
             let irises = try iris.run(image, rois: eyes.flatMap { [($0.left, false), ($0.right, true)] })
             for (k, eye) in eyes.enumerated() {
-                let left = MeshGeometry.eyeAperture(contour: irises[2 * k].contour)
-                let right = MeshGeometry.eyeAperture(contour: irises[2 * k + 1].contour)
-                let leftOpenness = MeshGeometry.eyeOpenness(aperture: left)
-                let rightOpenness = MeshGeometry.eyeOpenness(aperture: right)
+                let left = MeshGeometry.eyeOpening(contour: irises[2 * k].contour, mirrored: false, yaw: eye.yaw)
+                let right = MeshGeometry.eyeOpening(contour: irises[2 * k + 1].contour, mirrored: true, yaw: eye.yaw)
+                let leftOpenness = MeshGeometry.eyeOpenness(opening: left)
+                let rightOpenness = MeshGeometry.eyeOpenness(opening: right)
                 faces[eye.index].expression.leftEyeOpenness = leftOpenness
                 faces[eye.index].expression.rightEyeOpenness = rightOpenness
                 faces[eye.index].expression.leftEyeClosedScore = 1 - leftOpenness
-                faces[eye.index].expression.leftEyeClosed = left < MeshGeometry.eyeClosedAperture
+                faces[eye.index].expression.leftEyeClosed = left < MeshGeometry.eyeClosedOpening
                 faces[eye.index].expression.rightEyeClosedScore = 1 - rightOpenness
-                faces[eye.index].expression.rightEyeClosed = right < MeshGeometry.eyeClosedAperture
+                faces[eye.index].expression.rightEyeClosed = right < MeshGeometry.eyeClosedOpening
             }
         }
         for index in bySize where !measured.contains(index) {
@@ -93,10 +93,15 @@ public final class MeshAttributeMeasurer: FaceAttributeMeasurer {
         return roi
     }
 
-    /// Sets what the mesh `output` of `roi` says about `face` (all but the eyes, which the iris model reads); false
+    /// What ``apply(_:roi:image:face:options:)`` measured that the eyes need: the head's yaw.
+    struct Applied {
+        var yaw: Float?
+    }
+
+    /// Sets what the mesh `output` of `roi` says about `face` (all but the eyes, which the iris model reads); nil
     /// (the face untouched) when the mesh found no usable face there.
-    func apply(_ output: FaceMeshOutput, roi: FaceROI, image: PixelImage, face: inout DetectedFace, options: AnalysisOptions) throws -> Bool {
-        guard output.presence >= Self.minimumPresence, output.points.count == MeshGeometry.meshPointCount else { return false }
+    func apply(_ output: FaceMeshOutput, roi: FaceROI, image: PixelImage, face: inout DetectedFace, options: AnalysisOptions) throws -> Applied? {
+        guard output.presence >= Self.minimumPresence, output.points.count == MeshGeometry.meshPointCount else { return nil }
         let points = output.points
         let classifiers = options.classifiers
         let pose = MeshGeometry.headPose(mesh: points)
@@ -130,7 +135,7 @@ public final class MeshAttributeMeasurer: FaceAttributeMeasurer {
             face.landmarks = FaceLandmarks(scheme: .mesh, points: points.map { FacePoint(x: $0.x, y: $0.y) })
         }
         face.attributeSource = .mesh
-        return true
+        return Applied(yaw: pose?.yaw)
     }
 
     /// Whether an ROI is one the networks can be run on: finite, at least 2 px and at most 65,536 px wide, its centre

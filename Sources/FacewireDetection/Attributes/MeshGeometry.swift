@@ -70,31 +70,41 @@ public enum MeshGeometry {
 
     // MARK: - Eyes
 
-    /// Closed when the lid aperture (see ``eyeAperture(contour:)``) is below this. Our own labelled frames' tune
-    /// split is flat over 0.16–0.17; 0.168 is the largest value there at which at most 5 % of CEW/UTKFace's open
-    /// faces read closed through the product (`RESULTS-mesh.md`).
-    public static let eyeClosedAperture = 0.168
+    /// The lower lid's weight in ``eyeOpening(contour:mirrored:yaw:)``: the upper lid carries the closing (per-eye
+    /// AUC on CEW/UTK 0.991 against 0.756 for the lower lid), but our own frames' grimace winks and downward looks need
+    /// some of the lower. Fitted on the tune split of our labelled frames (flat over 0.30–0.40).
+    public static let eyeLowerLidWeight = 0.35
+    /// Closed when ``eyeOpening(contour:mirrored:yaw:)`` is below this: the centre of the range (0.1158–0.1208) at
+    /// which CEW/UTKFace's closed eyes are read with recall ≥ 0.92 and ≤ 4 % of open faces read closed (0.928 and
+    /// 3.7 % here; BENCHMARKS.md, "Eyes with margin"). The only constant chosen on CEW/UTK.
+    public static let eyeClosedOpening = 0.118
+    /// Beyond this yaw (degrees) the foreshortening correction stops growing.
+    static let eyeYawLimit = 45.0
 
-    /// The iris model's lid opening: the mean distance between the 7 upper-lid points (9...15) and the 7 lower-lid
-    /// points below them (1...7), over the corner distance (points 0 and 8). 0 when the corners coincide or the
-    /// contour has fewer than 16 points.
-    public static func eyeAperture(contour: [SIMD3<Float>]) -> Double {
+    /// How open an eye is on the iris model's contour (0 outer corner … 8 inner corner along the lower lid, 9…15 the
+    /// upper lid): the upper lid's mean height above the corner line plus ``eyeLowerLidWeight`` × the lower lid's depth
+    /// below it, over the corner distance, times cos(|yaw|) (at most ``eyeYawLimit``): a turned head shortens the eye's
+    /// width, not its height. `mirrored`: the image-right eye, whose contour runs right to left. 0 for fewer than 16
+    /// points, coinciding corners or non-finite values.
+    public static func eyeOpening(contour: [SIMD3<Float>], mirrored: Bool, yaw: Float?) -> Double {
         guard contour.count >= 16 else { return 0 }
-        func distance(_ a: SIMD3<Float>, _ b: SIMD3<Float>) -> Double {
-            let dx = Double(a.x - b.x), dy = Double(a.y - b.y)
-            return (dx * dx + dy * dy).squareRoot()
-        }
-        let width = distance(contour[8], contour[0])
-        guard width > 1e-6, width.isFinite else { return 0 }
-        var gap = 0.0
-        for k in 1...7 { gap += distance(contour[k + 8], contour[k]) }
-        let aperture = gap / 7 / width
-        return aperture.isFinite ? aperture : 0
+        let x0 = Double(contour[0].x), y0 = Double(contour[0].y)
+        let ux = Double(contour[8].x) - x0, uy = Double(contour[8].y) - y0
+        let width2 = ux * ux + uy * uy
+        guard width2 > 1e-12, width2.isFinite else { return 0 }
+        let sign = mirrored ? -1.0 : 1.0
+        // Signed distance below the corner line, over the width (positive: below, for the image-left eye).
+        func below(_ p: SIMD3<Float>) -> Double { sign * (ux * (Double(p.y) - y0) - uy * (Double(p.x) - x0)) / width2 }
+        let upper = -(9...15).reduce(0.0) { $0 + below(contour[$1]) } / 7
+        let lower = (1...7).reduce(0.0) { $0 + below(contour[$1]) } / 7
+        let turn = min(abs(Double(yaw ?? 0)), eyeYawLimit)
+        let opening = (upper + eyeLowerLidWeight * lower) * cos((turn.isFinite ? turn : 0) * .pi / 180)
+        return opening.isFinite ? opening : 0
     }
 
-    /// Eye openness 0...1 from the aperture: 0.5 at the closed operating point, 1 at twice it or more.
-    public static func eyeOpenness(aperture: Double) -> Float {
-        Float(min(1, max(0, aperture / (2 * eyeClosedAperture))))
+    /// Eye openness 0...1 from the opening: 0.5 at the closed operating point, 1 at twice it or more.
+    public static func eyeOpenness(opening: Double) -> Float {
+        Float(min(1, max(0, opening / (2 * eyeClosedOpening))))
     }
 
     // MARK: - Head pose
