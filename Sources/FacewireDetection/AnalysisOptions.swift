@@ -1,4 +1,5 @@
 import Foundation
+import FacewireVocabulary
 
 /// How one frame is analysed: the per-stream settings of Core Image's CIDetector and Affdex, applied by
 /// ``FrameAnalyzer``.
@@ -40,14 +41,26 @@ public struct AnalysisOptions: Sendable, Equatable {
         public static let quality = Classifiers(rawValue: 1 << 3)
         /// `skin`: the mean colour of the forehead and cheeks, for the collector's heart-rate estimate.
         public static let pulse = Classifiers(rawValue: 1 << 4)
+        /// The mesh expressions (SPEC 11.8), bits 8...13 in ``FacialAction`` order (bits 5...7 are reserved).
+        public static func action(_ action: FacialAction) -> Classifiers { Classifiers(rawValue: 1 << (7 + UInt32(action.rawValue))) }
+        public static let browRaise = action(.browRaise)
+        public static let browFurrow = action(.browFurrow)
+        public static let mouthOpen = action(.mouthOpen)
+        public static let eyeWiden = action(.eyeWiden)
+        public static let lipPucker = action(.lipPucker)
+        public static let lipCornerDepressor = action(.lipCornerDepressor)
+        /// Every mesh expression (`expressions`).
+        public static let actions: Classifiers = Classifiers(FacialAction.allCases.map(action))
+        /// The expressions among these classifiers, in order.
+        public var facialActions: [FacialAction] { FacialAction.allCases.filter { contains(.action($0)) } }
         /// Every classifier.
-        public static let all: Classifiers = [.smile, .eyes, .pose, .quality, .pulse]
+        public static let all: Classifiers = Classifiers([.smile, .eyes, .pose, .quality, .pulse]).union(.actions)
         /// What runs unless asked otherwise: every classifier but `pulse`. A heart rate is health data (special
         /// category data under the GDPR, for one), so measuring it is the operator's explicit choice (`pulse` or
         /// `all`), never a side effect of an upgrade.
         public static let standard: Classifiers = [.smile, .eyes, .pose, .quality]
         /// The classifiers that need the face mesh when the face is large enough for it.
-        public static let meshBased: Classifiers = [.smile, .eyes, .pose, .quality]
+        public static let meshBased: Classifiers = Classifiers([.smile, .eyes, .pose, .quality]).union(.actions)
 
         /// Parses a comma-separated list: `smile`, `eyes`, `pose`, `quality`, `pulse`, `all` or `none` (an empty string
         /// means none).
@@ -63,10 +76,17 @@ public struct AnalysisOptions: Sendable, Equatable {
                 case "quality": result.insert(.quality)
                 case "pulse", "heart-rate": result.insert(.pulse)
                 case "all": result.formUnion(.all)
+                case "expressions": result.formUnion(.actions)
                 case "none": break
                 default:
+                    if let action = FacialAction.allCases.first(where: { $0.name == word || $0.key.lowercased() == word }) {
+                        result.insert(.action(action))
+                        continue
+                    }
                     throw DetectionError(
-                        .invalidConfiguration, "unknown classifier '\(word)': use smile, eyes, pose, quality, pulse, all or none")
+                        .invalidConfiguration,
+                        "unknown classifier '\(word)': use smile, eyes, pose, quality, pulse, "
+                            + FacialAction.allCases.map(\.name).joined(separator: ", ") + ", expressions, all or none")
                 }
             }
             return result
@@ -80,6 +100,7 @@ public struct AnalysisOptions: Sendable, Equatable {
             if contains(.pose) { words.append("pose") }
             if contains(.quality) { words.append("quality") }
             if contains(.pulse) { words.append("pulse") }
+            words += facialActions.map(\.name)
             return words.isEmpty ? "none" : words.joined(separator: ",")
         }
     }

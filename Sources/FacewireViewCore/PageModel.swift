@@ -1,3 +1,4 @@
+import FacewireVocabulary
 import FacewireProtocol
 
 /// What the page is sent, as JSON (the shell encodes these with `JSONEncoder`). Every float is finite: non-finite
@@ -26,6 +27,8 @@ public enum PageModel {
         public var rightEyeClosed: Bool
         /// The verdicts the worker withheld because the face cannot tell (SPEC 11.7): "smile", "eyes"; drawn as "?".
         public var withheld: [String]
+        /// The expressions present (SPEC 11.8), by their command-line names (`brow-raise`, …).
+        public var expressions: [String]
         public var frames: UInt32
         /// The face's heart rate (`heart_rate`, set by the collector) in whole beats per minute; nil when it has none.
         public var bpm: Int?
@@ -49,6 +52,7 @@ public enum PageModel {
             leftEyeClosed = face.leftEyeClosed
             rightEyeClosed = face.rightEyeClosed
             withheld = [(UInt32(1), "smile"), (2, "eyes")].compactMap { face.withheld & $0.0 != 0 ? $0.1 : nil }
+            expressions = face.expressions.compactMap { $0.present ? FacialAction(rawValue: $0.expression.rawValue)?.name : nil }
             frames = face.trackingFrameCount
             bpm = face.hasHeartRate ? beatsPerMinute(face.heartRate) : nil
         }

@@ -46,6 +46,8 @@ public struct DetectedFace: Sendable, Equatable {
     /// Classifier bits (`DetectionSettings.classifiers`: 1 smile, 2 eyes) whose results were left out because the face
     /// cannot tell (too dark or flat, or too low a quality): never a guess (SPEC 11.7).
     public var withheld: UInt32 = 0
+    /// The expressions asked for (SPEC 11.8), one reading each, in ``FacialAction`` order; empty when none ran.
+    public var actions: [ActionReading] = []
     /// What the attributes were measured on; `nil` when no classifier ran.
     public var attributeSource: AttributeSource?
     /// The landmark list asked for (``AnalysisOptions/landmarks``), or `nil`.

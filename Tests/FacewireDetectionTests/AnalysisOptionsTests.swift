@@ -7,7 +7,12 @@ struct AnalysisOptionsTests {
     @Test("classifier lists parse, print and reject unknown names")
     func classifiers() throws {
         #expect(try AnalysisOptions.Classifiers.parse("smile,eyes") == [.smile, .eyes])
-        #expect(try AnalysisOptions.Classifiers.parse("smile,eyes,pose,quality,pulse") == .all)
+        #expect(try AnalysisOptions.Classifiers.parse("smile,eyes,pose,quality,pulse,expressions") == .all)
+        // The expressions, each by name (SPEC 11.8: bits 8...13), or all six as `expressions`; none by default.
+        #expect(try AnalysisOptions.Classifiers.parse("brow-raise,lipPucker") == [.browRaise, .lipPucker])
+        #expect(AnalysisOptions.Classifiers.browRaise.rawValue == 1 << 8 && AnalysisOptions.Classifiers.lipCornerDepressor.rawValue == 1 << 13)
+        #expect(try AnalysisOptions.Classifiers.parse("expressions").facialActions == FacialAction.allCases)
+        #expect(AnalysisOptions().classifiers.isDisjoint(with: .actions))
         #expect(try AnalysisOptions.Classifiers.parse("heart-rate") == [.pulse])
         #expect(try AnalysisOptions.Classifiers.parse("pose") == [.pose])
         #expect(try AnalysisOptions.Classifiers.parse(" Eyes ") == [.eyes])
@@ -18,7 +23,9 @@ struct AnalysisOptionsTests {
         #expect(!AnalysisOptions().classifiers.contains(.pulse))
         #expect(AnalysisOptions().classifiers == [.smile, .eyes, .pose, .quality])
         #expect(throws: DetectionError.self) { try AnalysisOptions.Classifiers.parse("smile,frown") }
-        #expect(AnalysisOptions.Classifiers.all.description == "smile,eyes,pose,quality,pulse")
+        #expect(AnalysisOptions.Classifiers.all.description
+            == "smile,eyes,pose,quality,pulse,brow-raise,brow-furrow,mouth-open,eye-widen,lip-pucker,lip-corner-depressor")
+        #expect(try AnalysisOptions.Classifiers.parse(AnalysisOptions.Classifiers.all.description) == .all)
         #expect(AnalysisOptions.Classifiers([]).description == "none")
         #expect(try AnalysisOptions.Classifiers.parse(AnalysisOptions.Classifiers.eyes.description) == .eyes)
     }

@@ -549,6 +549,16 @@ struct JSONLinesTests {
         #expect(JSONLines.line(for: frame).contains(#","mediaTime":0.000000,"#), "present and 0: a file's first frame")
     }
 
+    @Test func expressionsPrintInWireOrderWithTheirScores() throws {
+        let vector = try #require(GoldenVectors.all.first { $0.name == "stream_frame_expressions" })
+        let line = try #require(JSONLines.line(for: try StreamMessage(parts: try vector.partBytes())))
+        #expect(line.contains(#""expressions":{"browRaise":{"score":87.5,"present":true},"mouthOpen":{"score":12.2,"present":false}}"#), "ties to even: \(line)")
+        let message = try StreamMessage(parts: try vector.partBytes())
+        guard case .frame(let frame)? = message.body else { Issue.record("not a frame"); return }
+        #expect(TextLines.line(for: frame).contains(" brow-raise"), "the text tail names the expressions present")
+        #expect(!TextLines.line(for: frame).contains("mouth-open"))
+    }
+
     @Test func withheldVerdictsAreListedByName() throws {
         let vector = try #require(GoldenVectors.all.first { $0.name == "stream_frame_withheld" })
         let line = try #require(JSONLines.line(for: try StreamMessage(parts: try vector.partBytes())))

@@ -95,7 +95,25 @@ enum MessageFields {
         out["skin"] = .array(face.skin.map(of))
         if face.hasHeartRate { out["heart_rate"] = of(face.heartRate) }
         if face.withheld != 0 { out["withheld"] = number(face.withheld) }
+        if !face.expressions.isEmpty {
+            out["expressions"] = .array(face.expressions.map {
+                .object(["expression": .string(name($0.expression)), "score": number($0.score), "present": .bool($0.present)])
+            })
+        }
         return .object(out)
+    }
+
+    static func name(_ expression: Facewire_V1_Expression) -> String {
+        switch expression {
+        case .unspecified: "EXPRESSION_UNSPECIFIED"
+        case .browRaise: "EXPRESSION_BROW_RAISE"
+        case .browFurrow: "EXPRESSION_BROW_FURROW"
+        case .mouthOpen: "EXPRESSION_MOUTH_OPEN"
+        case .eyeWiden: "EXPRESSION_EYE_WIDEN"
+        case .lipPucker: "EXPRESSION_LIP_PUCKER"
+        case .lipCornerDepressor: "EXPRESSION_LIP_CORNER_DEPRESSOR"
+        case .UNRECOGNIZED(let value): "\(value)"
+        }
     }
 
     static func name(_ region: Facewire_V1_SkinSample.Region) -> JSONValue {

@@ -206,7 +206,13 @@ def enc_face(m):
     if "heart_rate" in m:
         out += f_message(26, enc_heart_rate(m["heart_rate"]))
     out += f_uint(27, m.get("withheld", 0))  # two-byte key d8 01
+    for reading in m.get("expressions", []):  # field 28, key e2 01
+        out += f_message(28, f_uint(1, EXPRESSIONS[reading["expression"]]) + f_float(2, reading["score"]) + f_bool(3, reading["present"]))
     return out
+
+
+EXPRESSIONS = {"EXPRESSION_UNSPECIFIED": 0, "EXPRESSION_BROW_RAISE": 1, "EXPRESSION_BROW_FURROW": 2, "EXPRESSION_MOUTH_OPEN": 3,
+               "EXPRESSION_EYE_WIDEN": 4, "EXPRESSION_LIP_PUCKER": 5, "EXPRESSION_LIP_CORNER_DEPRESSOR": 6}
 
 
 def enc_timings(m):
@@ -819,6 +825,10 @@ for name, message in (
     ("stream_frame_expression", stream_message("frame", STREAM_RESULT_EXPRESSION)),
     ("stream_frame_pulse", stream_message("frame", STREAM_RESULT_PULSE)),
     ("stream_frame_dropped", stream_message("frame", DROPPED_RESULT)),
+    # Brow raise and mouth open asked for (SPEC 11.8): brow raise present at 87.5, mouth open absent at 12.25.
+    ("stream_frame_expressions", stream_message("frame", dict(STREAM_RESULT, faces=[tracked(dict(FACE_BOUNDS_ONLY, expressions=[
+        {"expression": "EXPRESSION_BROW_RAISE", "score": 87.5, "present": True},
+        {"expression": "EXPRESSION_MOUTH_OPEN", "score": 12.25, "present": False}]), 8, 1)]))),
     # A face too dark to read (SPEC 11.7): smile and eyes withheld, bits 0 and 1 (field 27, d8 01 03).
     ("stream_frame_withheld", stream_message("frame", dict(STREAM_RESULT, faces=[tracked(dict(FACE_BOUNDS_ONLY, withheld=3), 8, 1)]))),
     # A file's frame 361 (30 fps), 12.033333 s into its timeline: media_time_us is field 13 (68 b5 ba de 05).

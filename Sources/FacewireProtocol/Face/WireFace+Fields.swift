@@ -1,5 +1,4 @@
 import FacewireVocabulary
-import FacewireVocabulary
 
 // A face's fields, in one place: how the detector's model (DetectedFace) maps to the wire's Face, what the collector
 // accepts of a Face from a worker, and how a Face is printed in the JSON Lines output. A new face field is added to
@@ -42,6 +41,13 @@ extension WireFace {
         if let roll = face.roll { self.roll = roll }
         if let quality = face.quality { self.quality = quality }
         withheld = face.withheld
+        expressions = face.actions.map { reading in
+            var wire = Facewire_V1_ExpressionReading()
+            wire.expression = Facewire_V1_Expression(rawValue: reading.action.rawValue) ?? .unspecified
+            wire.score = reading.score
+            wire.present = reading.present
+            return wire
+        }
         skin = face.skin.map { sample in
             var wire = Facewire_V1_SkinSample()
             switch sample.region {
@@ -106,6 +112,14 @@ extension WireFace {
         if hasLeftEyeOpenness && !score(leftEyeOpenness) { return false }
         if hasRightEyeOpenness && !score(rightEyeOpenness) { return false }
         if hasQuality && !score(quality) { return false }
+        // At most one reading per known expression, each score within 0...100 (SPEC 14.5).
+        guard expressions.count <= FacialAction.allCases.count else { return false }
+        var seen = Set<Int>()
+        for reading in expressions {
+            guard FacialAction(rawValue: reading.expression.rawValue) != nil, seen.insert(reading.expression.rawValue).inserted,
+                reading.score.isFinite, (0...100).contains(reading.score)
+            else { return false }
+        }
         return true
     }
 }
@@ -154,6 +168,19 @@ extension JSONLines {
         }
         if face.hasLeftEyeOpenness { field(",\"leftEyeOpenness\":", face.leftEyeOpenness, 3, into: &out) }
         if face.hasRightEyeOpenness { field(",\"rightEyeOpenness\":", face.rightEyeOpenness, 3, into: &out) }
+        if !face.expressions.isEmpty {
+            // The mesh expressions (SPEC 11.8): {"browRaise":{"score":73.5,"present":true},...}, in wire order.
+            out.append(",\"expressions\":{")
+            for (index, reading) in face.expressions.enumerated() {
+                if index > 0 { out.append(",") }
+                out.append(quoted: FacialAction(rawValue: reading.expression.rawValue)?.key ?? "expression\(reading.expression.rawValue)")
+                field(":{\"score\":", reading.score, 1, into: &out)
+                out.append(",\"present\":")
+                out.append(reading.present)
+                out.append("}")
+            }
+            out.append("}")
+        }
         if face.withheld != 0 {
             // The classifiers left out because the face cannot tell (SPEC 11.7), by name; an unknown bit as "bitN".
             out.append(",\"withheld\":[")

@@ -31,6 +31,72 @@ fileprivate nonisolated struct _GeneratedWithProtocGenSwiftVersion: SwiftProtobu
   typealias Version = _2
 }
 
+public nonisolated enum Facewire_V1_Expression: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case unspecified // = 0
+
+  /// classifier bit 8
+  case browRaise // = 1
+
+  /// bit 9
+  case browFurrow // = 2
+
+  /// bit 10
+  case mouthOpen // = 3
+
+  /// bit 11
+  case eyeWiden // = 4
+
+  /// bit 12
+  case lipPucker // = 5
+
+  /// bit 13
+  case lipCornerDepressor // = 6
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .browRaise
+    case 2: self = .browFurrow
+    case 3: self = .mouthOpen
+    case 4: self = .eyeWiden
+    case 5: self = .lipPucker
+    case 6: self = .lipCornerDepressor
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .browRaise: return 1
+    case .browFurrow: return 2
+    case .mouthOpen: return 3
+    case .eyeWiden: return 4
+    case .lipPucker: return 5
+    case .lipCornerDepressor: return 6
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Facewire_V1_Expression] = [
+    .unspecified,
+    .browRaise,
+    .browFurrow,
+    .mouthOpen,
+    .eyeWiden,
+    .lipPucker,
+    .lipCornerDepressor,
+  ]
+
+}
+
 /// What a face's attributes were measured on.
 public nonisolated enum Facewire_V1_AttributeSource: SwiftProtobuf.Enum, Swift.CaseIterable {
   public typealias RawValue = Int
@@ -381,7 +447,8 @@ public nonisolated struct Facewire_V1_DetectionSettings: Sendable {
   public var faceMode: Facewire_V1_DetectionSettings.FaceMode = .unset
 
   /// bit 0: smile, bit 1: eyes closed and openness, bit 2: head pose (pitch, roll from the face mesh),
-  /// bit 3: quality, bit 4: pulse (Face.skin); absent = unset, 0 = none. A worker refuses bits it does not
+  /// bit 3: quality, bit 4: pulse (Face.skin), bits 8..13: the mesh expressions (Face.expressions: brow raise,
+  /// brow furrow, mouth open, eye widen, lip pucker, lip corner depressor); absent = unset, 0 = none. A worker refuses bits it does not
   /// know (SPEC.md 11.4).
   public var classifiers: UInt32 {
     get {_classifiers ?? 0}
@@ -792,11 +859,35 @@ public nonisolated struct Facewire_V1_Face: @unchecked Sendable {
     set {_uniqueStorage()._withheld = newValue}
   }
 
+  /// Expressions from the face mesh (classifier bits 8..13, SPEC.md 11.8): one reading per expression asked for.
+  public var expressions: [Facewire_V1_ExpressionReading] {
+    get {_storage._expressions}
+    set {_uniqueStorage()._expressions = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+public nonisolated struct Facewire_V1_ExpressionReading: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var expression: Facewire_V1_Expression = .unspecified
+
+  /// 0..100
+  public var score: Float = 0
+
+  /// score >= the classifier's operating point
+  public var present: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
 }
 
 /// The mean colour of one skin region of a face, in the frame as the worker decoded it.
@@ -1861,6 +1952,10 @@ public nonisolated struct Facewire_V1_ReplicationMessage: Sendable {
 
 fileprivate nonisolated let _protobuf_package = "facewire.v1"
 
+nonisolated extension Facewire_V1_Expression: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0EXPRESSION_UNSPECIFIED\0\u{1}EXPRESSION_BROW_RAISE\0\u{1}EXPRESSION_BROW_FURROW\0\u{1}EXPRESSION_MOUTH_OPEN\0\u{1}EXPRESSION_EYE_WIDEN\0\u{1}EXPRESSION_LIP_PUCKER\0\u{1}EXPRESSION_LIP_CORNER_DEPRESSOR\0")
+}
+
 nonisolated extension Facewire_V1_AttributeSource: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ATTRIBUTE_SOURCE_NONE\0\u{1}ATTRIBUTE_SOURCE_MESH\0\u{1}ATTRIBUTE_SOURCE_LANDMARKS\0")
 }
@@ -2216,7 +2311,7 @@ nonisolated extension Facewire_V1_Rect: SwiftProtobuf.Message, SwiftProtobuf._Me
 
 nonisolated extension Facewire_V1_Face: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Face"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}bounds\0\u{3}left_eye\0\u{3}right_eye\0\u{1}mouth\0\u{3}face_angle\0\u{1}confidence\0\u{3}tracking_id\0\u{3}tracking_frame_count\0\u{1}nose\0\u{1}yaw\0\u{3}has_smile\0\u{3}smile_score\0\u{3}left_eye_closed\0\u{3}right_eye_closed\0\u{3}left_eye_closed_score\0\u{3}right_eye_closed_score\0\u{1}pitch\0\u{1}roll\0\u{3}left_eye_openness\0\u{3}right_eye_openness\0\u{1}quality\0\u{3}attribute_source\0\u{3}landmark_scheme\0\u{1}landmarks\0\u{1}skin\0\u{3}heart_rate\0\u{1}withheld\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}bounds\0\u{3}left_eye\0\u{3}right_eye\0\u{1}mouth\0\u{3}face_angle\0\u{1}confidence\0\u{3}tracking_id\0\u{3}tracking_frame_count\0\u{1}nose\0\u{1}yaw\0\u{3}has_smile\0\u{3}smile_score\0\u{3}left_eye_closed\0\u{3}right_eye_closed\0\u{3}left_eye_closed_score\0\u{3}right_eye_closed_score\0\u{1}pitch\0\u{1}roll\0\u{3}left_eye_openness\0\u{3}right_eye_openness\0\u{1}quality\0\u{3}attribute_source\0\u{3}landmark_scheme\0\u{1}landmarks\0\u{1}skin\0\u{3}heart_rate\0\u{1}withheld\0\u{1}expressions\0")
 
   fileprivate class _StorageClass {
     var _bounds: Facewire_V1_Rect? = nil
@@ -2246,6 +2341,7 @@ nonisolated extension Facewire_V1_Face: SwiftProtobuf.Message, SwiftProtobuf._Me
     var _skin: [Facewire_V1_SkinSample] = []
     var _heartRate: Facewire_V1_HeartRate? = nil
     var _withheld: UInt32 = 0
+    var _expressions: [Facewire_V1_ExpressionReading] = []
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -2283,6 +2379,7 @@ nonisolated extension Facewire_V1_Face: SwiftProtobuf.Message, SwiftProtobuf._Me
       _skin = source._skin
       _heartRate = source._heartRate
       _withheld = source._withheld
+      _expressions = source._expressions
     }
   }
 
@@ -2328,6 +2425,7 @@ nonisolated extension Facewire_V1_Face: SwiftProtobuf.Message, SwiftProtobuf._Me
         case 25: try { try decoder.decodeRepeatedMessageField(value: &_storage._skin) }()
         case 26: try { try decoder.decodeSingularMessageField(value: &_storage._heartRate) }()
         case 27: try { try decoder.decodeSingularUInt32Field(value: &_storage._withheld) }()
+        case 28: try { try decoder.decodeRepeatedMessageField(value: &_storage._expressions) }()
         default: break
         }
       }
@@ -2421,6 +2519,9 @@ nonisolated extension Facewire_V1_Face: SwiftProtobuf.Message, SwiftProtobuf._Me
       if _storage._withheld != 0 {
         try visitor.visitSingularUInt32Field(value: _storage._withheld, fieldNumber: 27)
       }
+      if !_storage._expressions.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._expressions, fieldNumber: 28)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -2457,10 +2558,51 @@ nonisolated extension Facewire_V1_Face: SwiftProtobuf.Message, SwiftProtobuf._Me
         if _storage._skin != rhs_storage._skin {return false}
         if _storage._heartRate != rhs_storage._heartRate {return false}
         if _storage._withheld != rhs_storage._withheld {return false}
+        if _storage._expressions != rhs_storage._expressions {return false}
         return true
       }
       if !storagesAreEqual {return false}
     }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Facewire_V1_ExpressionReading: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ExpressionReading"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}expression\0\u{1}score\0\u{1}present\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.expression) }()
+      case 2: try { try decoder.decodeSingularFloatField(value: &self.score) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.present) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.expression != .unspecified {
+      try visitor.visitSingularEnumField(value: self.expression, fieldNumber: 1)
+    }
+    if self.score.bitPattern != 0 {
+      try visitor.visitSingularFloatField(value: self.score, fieldNumber: 2)
+    }
+    if self.present != false {
+      try visitor.visitSingularBoolField(value: self.present, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Facewire_V1_ExpressionReading, rhs: Facewire_V1_ExpressionReading) -> Bool {
+    if lhs.expression != rhs.expression {return false}
+    if lhs.score != rhs.score {return false}
+    if lhs.present != rhs.present {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,3 +1,4 @@
+import FacewireVocabulary
 import FacewireProtocol
 import Foundation
 
@@ -17,7 +18,8 @@ import Foundation
 /// Per face: the tracking ID (`#?` when untracked) and its heart rate in whole beats per minute (`♥72`) when the
 /// collector reported one, the box (x,y width×height), roll, yaw and pitch in whole
 /// degrees, `smile` when the smile classifier says so, the eyes as `open/closed` marks, image-left first (`o` open,
-/// `-` closed), when the eye classifier ran, and the quality `q` with two decimals.
+/// `-` closed), when the eye classifier ran, the expressions present (`brow-raise`, `mouth-open`, …), `smile ?` and
+/// `eyes ?` when the face could not tell (SPEC 11.7), and the quality `q` with two decimals.
 public enum TextLines {
     /// The stream column's width; longer names are printed whole.
     static let streamWidth = 9
@@ -103,6 +105,12 @@ public enum TextLines {
         if face.hasLeftEyeClosedScore, face.hasRightEyeClosedScore {
             out += " eyes \(face.leftEyeClosed ? "-" : "o")/\(face.rightEyeClosed ? "-" : "o")"
         }
+        // The expressions present (SPEC 11.8), by their command-line names; verdicts withheld (11.7) as `eyes ?`.
+        for reading in face.expressions where reading.present {
+            out += " " + (FacialAction(rawValue: reading.expression.rawValue)?.name ?? "expression\(reading.expression.rawValue)")
+        }
+        if face.withheld & 1 != 0 { out += " smile ?" }
+        if face.withheld & 2 != 0 { out += " eyes ?" }
         if face.hasQuality { out += " q \(JSONLines.number(face.quality, 2))" }
         return out
     }

@@ -81,6 +81,11 @@ def face_object(face):
     for side in ("left", "right"):
         if face.HasField(f"{side}_eye_openness"):
             out.append(f',"{side}EyeOpenness":{number(getattr(face, f"{side}_eye_openness"), 3)}')
+    if len(face.expressions):
+        keys = {1: "browRaise", 2: "browFurrow", 3: "mouthOpen", 4: "eyeWiden", 5: "lipPucker", 6: "lipCornerDepressor"}
+        readings = [f'"{keys.get(r.expression, f"expression{r.expression}")}":{{"score":{number(r.score, 1)},'
+                    f'"present":{str(r.present).lower()}}}' for r in face.expressions]
+        out.append(',"expressions":{' + ",".join(readings) + "}")
     if face.withheld:
         names = ["smile", "eyes", "pose", "quality", "pulse"]
         withheld = [names[bit] if bit < len(names) else f"bit{bit}" for bit in range(32) if face.withheld >> bit & 1]

@@ -91,6 +91,7 @@ function label(f) {
   else if (f.leftEyeClosed || f.rightEyeClosed) marks.push("wink");
   // A face that cannot tell (too dark to see its eyes) says so instead of guessing (SPEC 11.7).
   for (const what of withheld) marks.push(`${what} ?`);
+  for (const expression of f.expressions || []) marks.push(expression.replaceAll("-", " "));
   const heart = typeof f.bpm === "number" ? ` ♥ ${f.bpm}` : "";
   return (f.id ? `#${f.id}` : "face") + heart + (marks.length ? ` (${marks.join(", ")})` : "");
 }
