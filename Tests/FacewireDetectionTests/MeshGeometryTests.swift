@@ -72,6 +72,26 @@ struct MeshGeometryTests {
         }
     }
 
+    @Test("the six expressions match the Python reference (evaluation/expressions/mesh_expressions.py) on every vector")
+    func expressionsMatchTheReference() throws {
+        for vector in try Vector.load() {
+            let fit = try #require(MeshGeometry.fitCanonical(mesh: vector.mesh))
+            let features = try #require(MeshExpressions.features(mesh: vector.mesh, fit: fit))
+            for (action, want) in zip(FacialAction.allCases, vector.numbers("expression_logits")) {
+                let got = MeshExpressions.logit(action, features)
+                #expect(abs(got - want) < 1e-3, "\(vector.name): \(action.name) \(got) against \(want)")
+            }
+            let withIris = try #require(MeshExpressions.features(mesh: vector.mesh, fit: fit, eyeContours: vector.contours))
+            let want = try #require(vector.number("eye_widen_logit_iris"))
+            #expect(withIris.lidsFromIris && abs(MeshExpressions.logit(.eyeWiden, withIris) - want) < 1e-3, "\(vector.name)")
+            let readings = MeshExpressions.readings(features, actions: [.lipPucker, .browRaise])
+            #expect(readings.map(\.action) == [.browRaise, .lipPucker], "in FacialAction order")
+            #expect(readings.allSatisfy { (0...100).contains($0.score) && $0.present == ($0.score >= 50) })
+        }
+        #expect(MeshExpressions.features(mesh: Array(repeating: SIMD3<Float>(1, 2, 3), count: 10), fit: try #require(
+            MeshGeometry.fitCanonical(mesh: try Vector.load()[0].mesh))) == nil, "too few points")
+    }
+
     @Test func eyeOpeningAndOpenness() throws {
         for vector in try Vector.load() {
             let yaw = try #require(vector.number("yaw"))

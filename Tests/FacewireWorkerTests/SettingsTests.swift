@@ -69,7 +69,7 @@ struct SettingsTests {
         header.version = Wire.version
         header.stream = "s"
         header.seq = 5
-        header.settings.classifiers = 1 << 9
+        header.settings.classifiers = 1 << 20  // no classifier has bit 20 (8...13 are the expressions)
         let analyzer = try FrameAnalyzer(detector: NoFaces())
         let result = WorkerNode.analyse(
             FrameMessage(header: header, jpeg: [0xFF, 0xD8, 0xFF, 0xD9]), receivedAt: 0, analyzer: analyzer, workerID: "w")

@@ -55,19 +55,28 @@ public final class MeshAttributeMeasurer: FaceAttributeMeasurer {
         let meshed = bySize.prefix(Self.maxMeshFaces).compactMap { index in Self.meshROI(faces[index]).map { (index, $0) } }
         let outputs = try mesh.run(image, rois: meshed.map(\.1))
         var measured = Set<Int>()
-        var eyes: [(index: Int, left: FaceROI, right: FaceROI, yaw: Float?)] = []
+        var eyes: [(index: Int, left: FaceROI, right: FaceROI, yaw: Float?, mesh: [SIMD3<Float>], fit: MeshGeometry.Fit?)] = []
+        // Eye widen reads the lids on the iris model's contours too (the mesh's own lids barely follow them).
+        let wantsIris = options.classifiers.contains(.eyes) || options.classifiers.contains(.eyeWiden)
         for ((index, roi), output) in zip(meshed, outputs) {
             guard let applied = try apply(output, roi: roi, image: image, face: &faces[index], options: options) else { continue }
             measured.insert(index)
-            if options.classifiers.contains(.eyes), let pair = MeshGeometry.eyeROIs(mesh: output.points),
-                Self.isUsable(pair.left), Self.isUsable(pair.right)
-            {
-                eyes.append((index, pair.left, pair.right, applied.yaw))
+            if wantsIris, let pair = MeshGeometry.eyeROIs(mesh: output.points), Self.isUsable(pair.left), Self.isUsable(pair.right) {
+                eyes.append((index, pair.left, pair.right, applied.yaw, output.points, applied.fit))
             }
         }
         if !eyes.isEmpty {
             let irises = try iris.run(image, rois: eyes.flatMap { [($0.left, false), ($0.right, true)] })
             for (k, eye) in eyes.enumerated() {
+                if options.classifiers.contains(.eyeWiden), let fit = eye.fit,
+                    let features = MeshExpressions.features(
+                        mesh: eye.mesh, fit: fit, eyeContours: [irises[2 * k].contour, irises[2 * k + 1].contour]),
+                    let reading = MeshExpressions.readings(features, actions: [.eyeWiden]).first,
+                    let slot = faces[eye.index].actions.firstIndex(where: { $0.action == .eyeWiden })
+                {
+                    faces[eye.index].actions[slot] = reading
+                }
+                guard options.classifiers.contains(.eyes) else { continue }
                 let left = MeshGeometry.eyeOpening(contour: irises[2 * k].contour, mirrored: false, yaw: eye.yaw)
                 let right = MeshGeometry.eyeOpening(contour: irises[2 * k + 1].contour, mirrored: true, yaw: eye.yaw)
                 let leftOpenness = MeshGeometry.eyeOpenness(opening: left)
@@ -96,6 +105,8 @@ public final class MeshAttributeMeasurer: FaceAttributeMeasurer {
     /// What ``apply(_:roi:image:face:options:)`` measured that the eyes need: the head's yaw.
     struct Applied {
         var yaw: Float?
+        /// The mesh's fit to the canonical face, when it could be made.
+        var fit: MeshGeometry.Fit?
     }
 
     /// Sets what the mesh `output` of `roi` says about `face` (all but the eyes, which the iris model reads); nil
@@ -104,7 +115,8 @@ public final class MeshAttributeMeasurer: FaceAttributeMeasurer {
         guard output.presence >= Self.minimumPresence, output.points.count == MeshGeometry.meshPointCount else { return nil }
         let points = output.points
         let classifiers = options.classifiers
-        let pose = MeshGeometry.headPose(mesh: points)
+        let fit = MeshGeometry.fitCanonical(mesh: points)
+        let pose = fit.flatMap { MeshGeometry.headPose(mesh: points, fit: $0) }
 
         if classifiers.contains(.pose), let pose {
             face.yaw = pose.yaw
@@ -119,7 +131,7 @@ public final class MeshAttributeMeasurer: FaceAttributeMeasurer {
                 let probabilities = try emotion.run(image, roi: emotionROI)
                 score = probabilities.count > 3 && probabilities[3].isFinite ? min(1, max(0, probabilities[3])) : nil
             } else {
-                score = MeshGeometry.smileScore(mesh: points, fit: MeshGeometry.fitCanonical(mesh: points))
+                score = MeshGeometry.smileScore(mesh: points, fit: fit)
             }
             if let score {
                 face.expression.smileScore = score
@@ -134,8 +146,13 @@ public final class MeshAttributeMeasurer: FaceAttributeMeasurer {
         if options.landmarks == .mesh {
             face.landmarks = FaceLandmarks(scheme: .mesh, points: points.map { FacePoint(x: $0.x, y: $0.y) })
         }
+        let actions = classifiers.facialActions
+        if !actions.isEmpty, let fit, let features = MeshExpressions.features(mesh: points, fit: fit) {
+            // Eye widen is read again on the iris model's lids when they run (measure(_:faces:options:)).
+            face.actions = MeshExpressions.readings(features, actions: actions)
+        }
         face.attributeSource = .mesh
-        return Applied(yaw: pose?.yaw)
+        return Applied(yaw: pose?.yaw, fit: fit)
     }
 
     /// Whether an ROI is one the networks can be run on: finite, at least 2 px and at most 65,536 px wide, its centre

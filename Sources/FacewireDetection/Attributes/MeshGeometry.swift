@@ -238,7 +238,12 @@ public enum MeshGeometry {
     /// 1,046 faces; `facewire eval --attributes …/pose/labels.tsv`) pitch's mean error falls from 7.0° to 3.8° with
     /// no constant fitted, while yaw and roll stay those GENKI-4K was measured with (the 3-D fit's yaw is worse there).
     public static func headPose(mesh: [SIMD3<Float>]) -> (yaw: Float, pitch: Float, roll: Float)? {
-        guard let solid = fitCanonical(mesh: mesh), let fit = fitOrthographic(mesh: mesh, from: solid),
+        fitCanonical(mesh: mesh).flatMap { headPose(mesh: mesh, fit: $0) }
+    }
+
+    /// ``headPose(mesh:)`` from the 3-D fit already made.
+    public static func headPose(mesh: [SIMD3<Float>], fit solid: Fit) -> (yaw: Float, pitch: Float, roll: Float)? {
+        guard let fit = fitOrthographic(mesh: mesh, from: solid),
             let flat = angles(of: fit.rotation)
         else { return nil }
         guard let deep = angles(of: solid.rotation) else { return flat }
@@ -266,6 +271,15 @@ public enum MeshGeometry {
     static let smileThreshold = -112.21
     static let lipUpperOuter = 0
 
+    /// A mesh point in the canonical frame of `fit` (cm, y up, z toward the camera): Rᵀ·((x, −y, −z) − t) / s.
+    public static func canonicalPoint(_ p: SIMD3<Float>, fit: Fit) -> SIMD3<Double> {
+        let d = SIMD3<Double>(Double(p.x), -Double(p.y), -Double(p.z)) - fit.translation
+        let r = fit.rotation
+        return SIMD3(
+            r[0][0] * d.x + r[1][0] * d.y + r[2][0] * d.z, r[0][1] * d.x + r[1][1] * d.y + r[2][1] * d.z,
+            r[0][2] * d.x + r[1][2] * d.y + r[2][2] * d.z) / fit.scale
+    }
+
     /// The mouth's shape in the canonical frame of `fit` (cm, y up): `lift`, how far the corners (61, 291) sit
     /// above the inner-lip midpoint (13, 14); `cheek`, the mean 3-D distance of each corner to the cheek point
     /// beside the nose wing (187, 411); `open`, the inner lips' gap; `upperLip`, the upper lip's height from its
@@ -273,15 +287,7 @@ public enum MeshGeometry {
     public static func smileFeatures(
         mesh: [SIMD3<Float>], fit: Fit
     ) -> (lift: Double, cheek: Double, open: Double, upperLip: Double) {
-        func canonical(_ index: Int) -> SIMD3<Double> {
-            let p = mesh[index]
-            let d = SIMD3<Double>(Double(p.x), -Double(p.y), -Double(p.z)) - fit.translation
-            let r = fit.rotation
-            // Rᵀ·d / s
-            return SIMD3(
-                r[0][0] * d.x + r[1][0] * d.y + r[2][0] * d.z, r[0][1] * d.x + r[1][1] * d.y + r[2][1] * d.z,
-                r[0][2] * d.x + r[1][2] * d.y + r[2][2] * d.z) / fit.scale
-        }
+        func canonical(_ index: Int) -> SIMD3<Double> { canonicalPoint(mesh[index], fit: fit) }
         func distance(_ a: SIMD3<Double>, _ b: SIMD3<Double>) -> Double { ((a - b) * (a - b)).sum().squareRoot() }
         let left = canonical(mouthLeft), right = canonical(mouthRight)
         let upperInner = canonical(lipUpperInner), lowerInner = canonical(lipLowerInner)

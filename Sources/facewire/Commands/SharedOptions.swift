@@ -189,7 +189,7 @@ struct AnalysisFlags: ParsableArguments {
     @Option(help: "Face mode: small (any size) or large (only faces >= 1/8 of the frame; detector at half width). Default small.")
     var faceMode: String?
 
-    @Option(help: "Classifiers run on each face: smile, eyes, pose, quality, pulse (skin colour for a heart-rate estimate), all or none (comma-separated). Default smile,eyes,pose,quality: pulse is opt-in, as a heart rate is health data.")
+    @Option(help: "Classifiers run on each face: smile, eyes, pose, quality, pulse (skin colour for a heart-rate estimate), the expressions brow-raise, brow-furrow, mouth-open, eye-widen, lip-pucker, lip-corner-depressor (or all six: expressions), all or none (comma-separated). Default smile,eyes,pose,quality: pulse is opt-in, as a heart rate is health data.")
     var classifiers: String?
 
     @Option(help: "Landmark list per face: none, 5 (the detector's points) or mesh (468 points, ~3.7 KB per face). Default 5.")
