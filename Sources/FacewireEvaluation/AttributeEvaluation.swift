@@ -66,50 +66,63 @@ public enum AttributeEvaluation {
         public init() {}
     }
 
+    /// One line of a tab-separated label file: its number (1-based) and its fields by the header's column names.
+    struct Row {
+        var number: Int
+        var fields: [String: String]
+        /// The field of column `name` (lower case), nil when absent or empty.
+        func callAsFunction(_ name: String) -> String? { fields[name].flatMap { $0.isEmpty ? nil : $0 } }
+    }
+
+    /// The rows of a tab-separated label file whose header (line 1) names at least the `required` columns (lower
+    /// case); every row must name a `file`.
+    /// - Throws: ``DetectionError`` `.invalidConfiguration` for a header without them or a row without a file.
+    static func rows(_ text: String, required: [String]) throws -> [Row] {
+        var lines = text.split(whereSeparator: \.isNewline).enumerated().makeIterator()
+        func fields(_ line: Substring) -> [String] {
+            line.split(separator: "\t", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+        let columns = lines.next().map { fields($0.element).map { $0.lowercased() } } ?? []
+        guard required.allSatisfy(columns.contains) else {
+            throw DetectionError(.invalidConfiguration, "labels: the header must name the columns \(required.joined(separator: ", ")) (line 1)")
+        }
+        var rows: [Row] = []
+        while let (index, line) = lines.next() {
+            let values = fields(line)
+            let row = Row(number: index + 1, fields: Dictionary(
+                zip(columns, values).map { ($0, $1) }, uniquingKeysWith: { first, _ in first }))
+            guard row("file") != nil else { throw DetectionError(.invalidConfiguration, "labels line \(row.number): no file") }
+            rows.append(row)
+        }
+        return rows
+    }
+
     /// Parses GENKI-4K's `labels.tsv`: a header `file smile yaw pitch roll`, then one tab-separated line per image
     /// (smile 1/0, angles in radians). GENKI's yaw, pitch and roll have Facewire's signs (pitch positive up;
     /// checked by correlation, `evaluation/expressions/RESULTS-mesh.md`).
     /// - Throws: ``DetectionError`` `.invalidConfiguration` naming the line that cannot be read.
     public static func parseGenkiLabels(_ text: String) throws -> [Label] {
-        var labels: [Label] = []
-        var columns: [String: Int] = [:]
-        for (number, line) in text.split(whereSeparator: \.isNewline).enumerated() {
-            let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
-            if columns.isEmpty {
-                for (index, name) in fields.enumerated() { columns[name.lowercased()] = index }
-                guard columns["file"] != nil, columns["smile"] != nil else {
-                    throw DetectionError(.invalidConfiguration, "labels: the header must name the columns file and smile (line 1)")
-                }
-                continue
-            }
-            func field(_ name: String) -> String? {
-                guard let index = columns[name], index < fields.count, !fields[index].isEmpty else { return nil }
-                return fields[index]
-            }
+        try rows(text, required: ["file", "smile"]).map { row in
             func angle(_ name: String) throws -> Double? {
-                guard let text = field(name) else { return nil }
+                guard let text = row(name) else { return nil }
                 guard let radians = Double(text), radians.isFinite, abs(radians) < 10 else {
-                    throw DetectionError(.invalidConfiguration, "labels line \(number + 1): \(name) '\(text)' is not an angle in radians")
+                    throw DetectionError(.invalidConfiguration, "labels line \(row.number): \(name) '\(text)' is not an angle in radians")
                 }
                 return radians * 180 / .pi
             }
-            guard let file = field("file") else {
-                throw DetectionError(.invalidConfiguration, "labels line \(number + 1): no file")
-            }
-            var label = Label(file: file)
-            switch field("smile") {
+            var label = Label(file: row("file")!)
+            switch row("smile") {
             case "1": label.smile = true
             case "0": label.smile = false
             case nil: break
             case let other?:
-                throw DetectionError(.invalidConfiguration, "labels line \(number + 1): smile '\(other)' is not 0 or 1")
+                throw DetectionError(.invalidConfiguration, "labels line \(row.number): smile '\(other)' is not 0 or 1")
             }
             label.yaw = try angle("yaw")
             label.pitch = try angle("pitch")
             label.roll = try angle("roll")
-            labels.append(label)
+            return label
         }
-        return labels
     }
 
     /// Parses `../shared/data/pose/labels.tsv` (AFLW2000-3D): a header naming `file`, `pitch_deg`, `yaw_deg` and
@@ -117,33 +130,17 @@ public enum AttributeEvaluation {
     /// (``aflwAngles(yaw:pitch:roll:)``).
     /// - Throws: ``DetectionError`` `.invalidConfiguration` naming the line that cannot be read.
     public static func parsePoseLabels(_ text: String) throws -> [Label] {
-        var labels: [Label] = []
-        var columns: [String: Int] = [:]
-        for (number, line) in text.split(whereSeparator: \.isNewline).enumerated() {
-            let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
-            if columns.isEmpty {
-                for (index, name) in fields.enumerated() { columns[name.lowercased()] = index }
-                guard ["file", "pitch_deg", "yaw_deg", "roll_deg"].allSatisfy({ columns[$0] != nil }) else {
-                    throw DetectionError(.invalidConfiguration, "labels: the header must name file, pitch_deg, yaw_deg and roll_deg (line 1)")
-                }
-                continue
-            }
-            func field(_ name: String) -> String? {
-                guard let index = columns[name], index < fields.count, !fields[index].isEmpty else { return nil }
-                return fields[index]
-            }
+        try rows(text, required: ["file", "pitch_deg", "yaw_deg", "roll_deg"]).map { row in
             func angle(_ name: String) throws -> Double {
-                guard let text = field(name), let degrees = Double(text), degrees.isFinite, abs(degrees) <= 180 else {
-                    throw DetectionError(.invalidConfiguration, "labels line \(number + 1): \(name) '\(field(name) ?? "")' is not an angle in degrees")
+                guard let degrees = row(name).flatMap(Double.init), degrees.isFinite, abs(degrees) <= 180 else {
+                    throw DetectionError(.invalidConfiguration, "labels line \(row.number): \(name) '\(row(name) ?? "")' is not an angle in degrees")
                 }
                 return degrees
             }
-            guard let file = field("file") else { throw DetectionError(.invalidConfiguration, "labels line \(number + 1): no file") }
-            var label = Label(file: file, yaw: try angle("yaw_deg"), pitch: try angle("pitch_deg"), roll: try angle("roll_deg"))
+            var label = Label(file: row("file")!, yaw: try angle("yaw_deg"), pitch: try angle("pitch_deg"), roll: try angle("roll_deg"))
             label.aflwOrder = true
-            labels.append(label)
+            return label
         }
-        return labels
     }
 
     /// Facewire's yaw, pitch and roll (degrees; R = R_z(−roll)·R_x(−pitch)·R_y(yaw), ``MeshGeometry/headPose(mesh:)``)
@@ -249,8 +246,10 @@ public enum AttributeEvaluation {
             }
             if var prediction {
                 if label.aflwOrder {
-                    let converted = prediction.yaw.flatMap { yaw in
-                        prediction.pitch.flatMap { pitch in prediction.roll.flatMap { Self.convert(yaw: yaw, pitch: pitch, roll: $0) } }
+                    // The same rotation read in AFLW's order; a face without all three angles is not pose-scored.
+                    var converted: (yaw: Double, pitch: Double, roll: Double)?
+                    if let yaw = prediction.yaw, let pitch = prediction.pitch, let roll = prediction.roll {
+                        converted = AttributeEvaluation.aflwAngles(yaw: yaw, pitch: pitch, roll: roll)
                     }
                     (prediction.yaw, prediction.pitch, prediction.roll) = (converted?.yaw, converted?.pitch, converted?.roll)
                 }
@@ -258,10 +257,6 @@ public enum AttributeEvaluation {
                 if let truth = label.pitch, let value = prediction.pitch { pitchErrors.append(abs(value - truth)) }
                 if let truth = label.roll, let value = prediction.roll { rollErrors.append(abs(value - truth)) }
             }
-        }
-
-        static func convert(yaw: Double, pitch: Double, roll: Double) -> (yaw: Double, pitch: Double, roll: Double)? {
-            AttributeEvaluation.aflwAngles(yaw: yaw, pitch: pitch, roll: roll)
         }
 
         /// The mean of `values` (NaN when empty).
