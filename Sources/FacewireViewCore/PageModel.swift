@@ -51,7 +51,7 @@ public enum PageModel {
             hasSmile = face.hasSmile_p
             leftEyeClosed = face.leftEyeClosed
             rightEyeClosed = face.rightEyeClosed
-            withheld = [(UInt32(1), "smile"), (2, "eyes")].compactMap { face.withheld & $0.0 != 0 ? $0.1 : nil }
+            withheld = face.withheldNames.filter(WireFace.withholdable.contains)
             expressions = face.expressions.compactMap { $0.present ? FacialAction(rawValue: $0.expression.rawValue)?.name : nil }
             frames = face.trackingFrameCount
             bpm = face.hasHeartRate ? beatsPerMinute(face.heartRate) : nil

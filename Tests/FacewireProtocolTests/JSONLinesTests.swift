@@ -568,6 +568,9 @@ struct JSONLinesTests {
         var frame = FrameResult()
         frame.faces = [face]
         #expect(JSONLines.line(for: frame).contains(#""withheld":["pulse","bit7"]"#))
+        #expect(!TextLines.line(for: frame).contains(" ?"), "the text tail marks only what a worker may withhold")
+        frame.faces[0].withheld = 3
+        #expect(TextLines.line(for: frame).contains(" smile ? eyes ?"), "\(TextLines.line(for: frame))")
     }
 
     static func statistics(latency: Bool) -> StreamStatisticsMessage {

@@ -79,6 +79,18 @@ extension WireFace {
     }
 }
 
+extension WireFace {
+    /// The classifiers' names by their bit in `DetectionSettings.classifiers` (SPEC 6.1), bits 0...4.
+    static let classifierNames = ["smile", "eyes", "pose", "quality", "pulse"]
+    /// The verdicts a worker may withhold (SPEC 11.7): what the text tail and the view mark `?`.
+    public static let withholdable: Set<String> = ["smile", "eyes"]
+
+    /// `withheld`'s bits by name, in bit order; an unknown bit as `bitN` (SPEC 12.1).
+    public var withheldNames: [String] {
+        (0..<32).filter { withheld & (1 << $0) != 0 }.map { Self.classifierNames.indices.contains($0) ? Self.classifierNames[$0] : "bit\($0)" }
+    }
+}
+
 extension WirePoint {
     public init(_ point: FacePoint) {
         self.init()
@@ -184,12 +196,9 @@ extension JSONLines {
         if face.withheld != 0 {
             // The classifiers left out because the face cannot tell (SPEC 11.7), by name; an unknown bit as "bitN".
             out.append(",\"withheld\":[")
-            var first = true
-            for bit in 0..<32 where face.withheld & (1 << bit) != 0 {
-                if !first { out.append(",") }
-                first = false
-                out.append(quoted: ["smile", "eyes", "pose", "quality", "pulse"].indices.contains(bit)
-                    ? ["smile", "eyes", "pose", "quality", "pulse"][bit] : "bit\(bit)")
+            for (index, name) in face.withheldNames.enumerated() {
+                if index > 0 { out.append(",") }
+                out.append(quoted: name)
             }
             out.append("]")
         }

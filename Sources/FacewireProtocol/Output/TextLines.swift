@@ -109,8 +109,7 @@ public enum TextLines {
         for reading in face.expressions where reading.present {
             out += " " + (FacialAction(rawValue: reading.expression.rawValue)?.name ?? "expression\(reading.expression.rawValue)")
         }
-        if face.withheld & 1 != 0 { out += " smile ?" }
-        if face.withheld & 2 != 0 { out += " eyes ?" }
+        for name in face.withheldNames where WireFace.withholdable.contains(name) { out += " \(name) ?" }
         if face.hasQuality { out += " q \(JSONLines.number(face.quality, 2))" }
         return out
     }
