@@ -55,30 +55,29 @@ public final class MeshAttributeMeasurer: FaceAttributeMeasurer {
         let meshed = bySize.prefix(Self.maxMeshFaces).compactMap { index in Self.meshROI(faces[index]).map { (index, $0) } }
         let outputs = try mesh.run(image, rois: meshed.map(\.1))
         var measured = Set<Int>()
-        var eyes: [(index: Int, left: FaceROI, right: FaceROI, yaw: Float?, mesh: [SIMD3<Float>], fit: MeshGeometry.Fit?)] = []
+        var eyes: [(index: Int, left: FaceROI, right: FaceROI, mesh: [SIMD3<Float>], applied: Applied)] = []
         // Eye widen reads the lids on the iris model's contours too (the mesh's own lids barely follow them).
         let wantsIris = options.classifiers.contains(.eyes) || options.classifiers.contains(.eyeWiden)
         for ((index, roi), output) in zip(meshed, outputs) {
             guard let applied = try apply(output, roi: roi, image: image, face: &faces[index], options: options) else { continue }
             measured.insert(index)
             if wantsIris, let pair = MeshGeometry.eyeROIs(mesh: output.points), Self.isUsable(pair.left), Self.isUsable(pair.right) {
-                eyes.append((index, pair.left, pair.right, applied.yaw, output.points, applied.fit))
+                eyes.append((index, pair.left, pair.right, output.points, applied))
             }
         }
         if !eyes.isEmpty {
             let irises = try iris.run(image, rois: eyes.flatMap { [($0.left, false), ($0.right, true)] })
             for (k, eye) in eyes.enumerated() {
-                if options.classifiers.contains(.eyeWiden), let fit = eye.fit,
-                    let features = MeshExpressions.features(
-                        mesh: eye.mesh, fit: fit, eyeContours: [irises[2 * k].contour, irises[2 * k + 1].contour]),
-                    let reading = MeshExpressions.readings(features, actions: [.eyeWiden]).first,
+                if options.classifiers.contains(.eyeWiden), let fit = eye.applied.fit, var features = eye.applied.features,
                     let slot = faces[eye.index].actions.firstIndex(where: { $0.action == .eyeWiden })
                 {
-                    faces[eye.index].actions[slot] = reading
+                    // The mesh's features, the lids read again on the iris model's contours.
+                    features.useIrisLids([irises[2 * k].contour, irises[2 * k + 1].contour], mesh: eye.mesh, fit: fit)
+                    if let reading = MeshExpressions.readings(features, actions: [.eyeWiden]).first { faces[eye.index].actions[slot] = reading }
                 }
                 guard options.classifiers.contains(.eyes) else { continue }
-                let left = MeshGeometry.eyeOpening(contour: irises[2 * k].contour, mirrored: false, yaw: eye.yaw)
-                let right = MeshGeometry.eyeOpening(contour: irises[2 * k + 1].contour, mirrored: true, yaw: eye.yaw)
+                let left = MeshGeometry.eyeOpening(contour: irises[2 * k].contour, mirrored: false, yaw: eye.applied.yaw)
+                let right = MeshGeometry.eyeOpening(contour: irises[2 * k + 1].contour, mirrored: true, yaw: eye.applied.yaw)
                 let leftOpenness = MeshGeometry.eyeOpenness(opening: left)
                 let rightOpenness = MeshGeometry.eyeOpenness(opening: right)
                 faces[eye.index].expression.leftEyeOpenness = leftOpenness
@@ -102,11 +101,14 @@ public final class MeshAttributeMeasurer: FaceAttributeMeasurer {
         return roi
     }
 
-    /// What ``apply(_:roi:image:face:options:)`` measured that the eyes need: the head's yaw.
+    /// What ``apply(_:roi:image:face:options:)`` measured that the eyes need: the head's yaw, the fit and the
+    /// expressions' features (eye widen is read again on the iris model's lids).
     struct Applied {
         var yaw: Float?
         /// The mesh's fit to the canonical face, when it could be made.
         var fit: MeshGeometry.Fit?
+        /// The expressions' features, when an expression was asked for.
+        var features: MeshExpressions.Features?
     }
 
     /// Sets what the mesh `output` of `roi` says about `face` (all but the eyes, which the iris model reads); nil
@@ -147,12 +149,13 @@ public final class MeshAttributeMeasurer: FaceAttributeMeasurer {
             face.landmarks = FaceLandmarks(scheme: .mesh, points: points.map { FacePoint(x: $0.x, y: $0.y) })
         }
         let actions = classifiers.facialActions
-        if !actions.isEmpty, let fit, let features = MeshExpressions.features(mesh: points, fit: fit) {
+        let features = actions.isEmpty ? nil : fit.flatMap { MeshExpressions.features(mesh: points, fit: $0) }
+        if let features {
             // Eye widen is read again on the iris model's lids when they run (measure(_:faces:options:)).
             face.actions = MeshExpressions.readings(features, actions: actions)
         }
         face.attributeSource = .mesh
-        return Applied(yaw: pose?.yaw, fit: fit)
+        return Applied(yaw: pose?.yaw, fit: fit, features: features)
     }
 
     /// Whether an ROI is one the networks can be run on: finite, at least 2 px and at most 65,536 px wide, its centre

@@ -40,6 +40,20 @@ public enum MeshExpressions {
         public var lidGap = 0.0
         /// Whether ``lidGap`` comes from the iris model's contours.
         public var lidsFromIris = false
+
+        /// Reads ``lidGap`` on the iris model's contours (image-left eye first, at least 16 points each) instead of
+        /// the mesh's lids: image x, y from the contour, z from the mesh point each contour point stands for. Other
+        /// contours leave the features as they are.
+        public mutating func useIrisLids(_ eyeContours: [[SIMD3<Float>]], mesh: [SIMD3<Float>], fit: MeshGeometry.Fit) {
+            guard eyeContours.count == 2, eyeContours.allSatisfy({ $0.count >= 16 }), mesh.count >= MeshGeometry.meshPointCount
+            else { return }
+            let gap = MeshExpressions.lidGap(zip(eyeContours, MeshExpressions.lidMap).map { contour, map in
+                (0..<16).map { k in MeshGeometry.canonicalPoint(SIMD3(contour[k].x, contour[k].y, mesh[map[k]].z), fit: fit) }
+            })
+            guard gap.isFinite else { return }
+            lidGap = gap
+            lidsFromIris = true
+        }
     }
 
     /// The lid points: contour index k (0 outer corner, 1...7 lower lid, 8 inner corner, 9...15 upper lid) and the
@@ -67,17 +81,8 @@ public enum MeshExpressions {
         f.mouthWidthRatio = eyeDistance > 1e-9 ? distance(61, 291) / eyeDistance : 0
         f.lipProtrusion = (p(0).z + p(17).z) / 2 - p(1).z
         f.cornerLift = (p(61).y + p(291).y) / 2 - (p(13).y + p(14).y) / 2
-        if let eyeContours, eyeContours.count == 2, eyeContours.allSatisfy({ $0.count >= 16 }) {
-            // Image x, y from the contour, z from the mesh point each contour point stands for.
-            f.lidGap = lidGap(zip(eyeContours, lidMap).map { contour, map in
-                (0..<16).map { k in
-                    MeshGeometry.canonicalPoint(SIMD3(contour[k].x, contour[k].y, mesh[map[k]].z), fit: fit)
-                }
-            })
-            f.lidsFromIris = true
-        } else {
-            f.lidGap = lidGap(lidMap.map { $0.map(p) })
-        }
+        f.lidGap = lidGap(lidMap.map { $0.map(p) })
+        if let eyeContours { f.useIrisLids(eyeContours, mesh: mesh, fit: fit) }
         let values = [f.browHeight, f.browInnerDepth, f.browLowToEye, f.browTopToEye, f.browInnerGap, f.lipGap,
                       f.mouthWidthRatio, f.lipProtrusion, f.cornerLift, f.lidGap]
         return values.allSatisfy(\.isFinite) ? f : nil
