@@ -16,6 +16,12 @@ over the second). With the pulse off, every reported second is a false one.
         [--only pulse|control] [--jobs 1] [--seconds 45] [--seed 0] [--work /tmp/facewire-pulse-eval]
 
 Frames the cluster itself drops (no idle worker) add to the --drop ones; the table says how many frames reached it.
+
+--motion adds rhythmic head motion to every clip (issue 32; make-pulse-clips.py says what each kind does): talk, nod,
+shake, several (talk,nod), or mixed (each run its own, in turn: talk, nod, shake, talk+nod, talk+shake). Each run's
+motion rate is drawn from its seed, 45-150 per minute and at least 10 from the pulse's rate (a motion at the pulse's
+own rate is a pulse as far as any camera can tell). --pace max plays each clip's frames as a folder at `--fps max`
+instead (no frames left out; scored on media time): the same clips in a fraction of the time, for exploring.
 """
 import argparse
 import json
@@ -44,7 +50,22 @@ DEFAULT_RUNS = [
 ]
 
 
-def make_clip(clip, bpm, seconds, out, pulse, seed, amplitude):
+MIXED = ["talk", "nod", "shake", "talk,nod", "talk,shake"]
+
+
+def motion_of(option, n, bpm, seed):
+    """The motion kinds and rate (per minute) of run `n` (None without --motion)."""
+    if not option:
+        return None
+    kinds = MIXED[n % len(MIXED)] if option == "mixed" else option
+    rng = random.Random(seed * 7919 + 17)
+    while True:
+        rate = round(rng.uniform(45, 150), 1)
+        if abs(rate - bpm) >= 10:
+            return kinds, rate
+
+
+def make_clip(clip, bpm, seconds, out, pulse, seed, amplitude, motion):
     if os.path.exists(os.path.join(out, "truth.json")):
         return
     command = [sys.executable, os.path.join(HERE, "make-pulse-clips.py"), "--clip", os.path.join(DATA, clip),
@@ -52,6 +73,8 @@ def make_clip(clip, bpm, seconds, out, pulse, seed, amplitude):
                "--amplitude", str(amplitude)]
     if not pulse:
         command.append("--no-pulse")
+    if motion:
+        command += ["--motion", motion[0], "--motion-bpm", str(motion[1])]
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
 
 
@@ -91,7 +114,18 @@ def play(facewire, folder, drop, seed, output, extra):
     return truth, sent
 
 
-def score(truth, sent, output, window, tolerance):
+def play_max(facewire, folder, output, extra):
+    """Plays `folder` into `local` at --fps max; returns the truth and {frame index: media time (s)}."""
+    truth = json.load(open(os.path.join(folder, "truth.json")))
+    with open(output, "wb") as out, open(output + ".log", "wb") as log:
+        subprocess.run([facewire, "--role", "local", "--source", folder, "--fps", "max", "--stream", "pulse",
+                        "--classifiers", "pulse", "--workers", "1"] + extra, stdout=out, stderr=log, check=True,
+                       timeout=900)
+    # A folder's media time is its index over 30 frames/s (SPEC 6.1): make-pulse-clips.py writes motion clips at 30.
+    return truth, {f["frame"]: f["frame"] / 30.0 for f in truth["frames"]}
+
+
+def score(truth, sent, output, window, tolerance, clock="captureTime"):
     """Per second after the first full window: tracked, reported, right (see the module doc)."""
     times = sorted((t, i) for i, t in sent.items())
     rates = {f["frame"]: f["bpm"] for f in truth["frames"]}
@@ -113,10 +147,10 @@ def score(truth, sent, output, window, tolerance):
     processed = 0
     for line in open(output):
         message = json.loads(line)
-        if message.get("status") != "processed" or "captureTime" not in message:
+        if message.get("status") != "processed" or clock not in message:
             continue
         processed += 1
-        t = message["captureTime"]
+        t = message[clock]
         index = frame_at(t)
         if index is None:
             continue
@@ -172,6 +206,9 @@ def main():
     parser.add_argument("--seed", type=int, default=0,
                         help="added to each clip's seed (its rate's wander, pulse phase, breathing, left-out frames): "
                              "another seed gives clips the estimator's settings were not chosen on")
+    parser.add_argument("--motion", help="rhythmic head motion in every clip: talk, nod, shake, several, or mixed")
+    parser.add_argument("--pace", choices=["realtime", "max"], default="realtime",
+                        help="max: play each clip as a folder at --fps max (no --drop; scored on media time)")
     parser.add_argument("extra", nargs="*", help="more arguments for facewire --role local (after --)")
     args = parser.parse_args()
     if not os.path.isdir(DATA):
@@ -183,23 +220,33 @@ def main():
         for pulse in (True, False):
             if args.only and (args.only == "pulse") != pulse:
                 continue
+            motion = motion_of(args.motion, n, bpm, args.seed + n + 1)
             name = f"{os.path.splitext(clip)[0]}-{f'{bpm}-a{args.amplitude:g}' if pulse else 'none'}"
-            plan.append((name, clip, bpm, pulse, args.seed + n + 1))
+            if motion:
+                name += f"-{motion[0].replace(',', '+')}{motion[1]:g}"
+            plan.append((name, clip, bpm, pulse, args.seed + n + 1, motion))
     lock = threading.Lock()
     results = {}
 
     def run(item):
-        name, clip, bpm, pulse, seed = item
+        name, clip, bpm, pulse, seed, motion = item
         folder = os.path.join(args.work, name)
-        output = folder + ".jsonl"
+        output = folder + (".max" if args.pace == "max" else "") + ".jsonl"
         if not args.replay:
-            make_clip(clip, bpm, args.seconds, folder, pulse, seed, args.amplitude)
-            truth, sent = play(args.facewire, folder, args.drop, seed, output, args.extra)
-            json.dump(sent, open(folder + ".sent.json", "w"))
+            make_clip(clip, bpm, args.seconds, folder, pulse, seed, args.amplitude, motion)
+            if args.pace == "max":
+                truth, sent = play_max(args.facewire, folder, output, args.extra)
+            else:
+                truth, sent = play(args.facewire, folder, args.drop, seed, output, args.extra)
+                json.dump(sent, open(folder + ".sent.json", "w"))
+        elif args.pace == "max":
+            truth = json.load(open(os.path.join(folder, "truth.json")))
+            sent = {f["frame"]: f["frame"] / 30.0 for f in truth["frames"]}
         else:
             truth = json.load(open(os.path.join(folder, "truth.json")))
             sent = {int(k): v for k, v in json.load(open(folder + ".sent.json")).items()}
-        result = score(truth, sent, output, args.window, args.tolerance)
+        result = score(truth, sent, output, args.window, args.tolerance,
+                       "mediaTime" if args.pace == "max" else "captureTime")
         with lock:
             results[name] = (pulse, bpm, result)
             print(f"{name}: {json.dumps(result)}", flush=True)
@@ -210,7 +257,7 @@ def main():
     print("| clip | injected bpm | frames in / analysed | tracks | seconds tracked | reported | within 5 bpm | within 5 of the window's mean | MAE |")
     print("|---|---|---|---|---|---|---|---|---|")
     totals = {True: [0, 0, 0, 0], False: [0, 0, 0, 0]}
-    for name, clip, bpm, pulse, _ in plan:
+    for name, clip, bpm, pulse, _, motion in plan:
         _, _, r = results[name]
         totals[pulse][0] += r["tracked"]
         totals[pulse][1] += r["reported"]
@@ -220,7 +267,8 @@ def main():
         right = share(r["right"], r["reported"]) if pulse else "-"
         right_window = share(r["right_window"], r["reported"]) if pulse else "-"
         mae = f"{r['mae']:.1f}" if r["mae"] is not None else "-"
-        print(f"| {clip} | {bpm if pulse else 'none'} | {r['sent']} / {r['processed']} of {r['frames']} | {r['tracks']} | {r['tracked']} "
+        label = f"{clip} ({motion[0]} at {motion[1]:g}/min)" if motion else clip
+        print(f"| {label} | {bpm if pulse else 'none'} | {r['sent']} / {r['processed']} of {r['frames']} | {r['tracks']} | {r['tracked']} "
               f"| {share(r['reported'], r['tracked'])} | {right} | {right_window} | {mae} |")
     tracked, reported, right, right_window = totals[True]
     if tracked:
