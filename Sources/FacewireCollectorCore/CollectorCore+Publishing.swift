@@ -171,7 +171,7 @@ extension CollectorCore {
                 }
                 state.pulse[face.trackingID] = PulseTrack()
             }
-            if let estimate = state.pulse[face.trackingID]!.estimator.add(timeUs: time, regions: regions) {
+            if let estimate = state.pulse[face.trackingID]!.estimator.add(timeUs: time, regions: regions, geometry: Self.geometry(face)) {
                 var rate = Facewire_V1_HeartRate()
                 rate.bpm = Float(estimate.bpm)
                 rate.snr = Float(estimate.snr)
@@ -180,6 +180,19 @@ extension CollectorCore {
                 state.pulse[face.trackingID]!.reported = rate
             }
         }
+    }
+}
+
+extension CollectorCore {
+    /// Where `face` is in its frame, for the heart-rate estimator's motion reference (``PulseMotion``): nil without
+    /// both eyes. Validated positions; the features' own checks bound the rest.
+    static func geometry(_ face: Facewire_V1_Face) -> PulseMotion.Geometry? {
+        guard face.hasLeftEye, face.hasRightEye else { return nil }
+        let b = face.bounds
+        return PulseMotion.Geometry(
+            leftEye: SIMD2(Double(face.leftEye.x), Double(face.leftEye.y)), rightEye: SIMD2(Double(face.rightEye.x), Double(face.rightEye.y)),
+            mouth: face.hasMouth ? SIMD2(Double(face.mouth.x), Double(face.mouth.y)) : nil,
+            bounds: SIMD4(Double(b.x), Double(b.y), Double(b.width), Double(b.height)))
     }
 }
 

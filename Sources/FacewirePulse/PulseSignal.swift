@@ -33,21 +33,30 @@ public enum PulseSignal {
     /// `samples` (increasing `t`) linearly interpolated on a uniform grid of `rate` Hz from the first sample's time
     /// to the last's. Empty when fewer than two samples or a non-positive rate.
     public static func resample(_ samples: [RGB], rate: Double) -> [RGB] {
-        guard samples.count >= 2, rate > 0, rate.isFinite, let first = samples.first, let last = samples.last, last.t > first.t else {
+        resample(times: samples.map(\.t), rate: rate) { t, j, k, w in
+            let (a, b) = (samples[j], samples[k])
+            return RGB(t: t, r: a.r + (b.r - a.r) * w, g: a.g + (b.g - a.g) * w, b: a.b + (b.b - a.b) * w)
+        }
+    }
+
+    /// The uniform grid of `rate` Hz from `times`' first to its last (increasing), each point made by `value` from
+    /// its time, the two samples around it (indices into `times`) and the weight of the second: how colours and the
+    /// face's motion features are resampled alike. Empty when fewer than two times or a non-positive rate.
+    static func resample<Value>(times: [Double], rate: Double, _ value: (Double, Int, Int, Double) -> Value) -> [Value] {
+        guard times.count >= 2, rate > 0, rate.isFinite, let first = times.first, let last = times.last, last > first else {
             return []
         }
-        let count = Int(((last.t - first.t) * rate).rounded(.down)) + 1
-        var out: [RGB] = []
+        let count = Int(((last - first) * rate).rounded(.down)) + 1
+        var out: [Value] = []
         out.reserveCapacity(count)
         var j = 0
         for i in 0..<count {
-            let t = first.t + Double(i) / rate
-            while j + 1 < samples.count - 1 && samples[j + 1].t <= t { j += 1 }
-            let a = samples[j]
-            let b = samples[min(j + 1, samples.count - 1)]
-            let span = b.t - a.t
-            let w = span > 0 ? min(1, max(0, (t - a.t) / span)) : 0
-            out.append(RGB(t: t, r: a.r + (b.r - a.r) * w, g: a.g + (b.g - a.g) * w, b: a.b + (b.b - a.b) * w))
+            let t = first + Double(i) / rate
+            while j + 1 < times.count - 1 && times[j + 1] <= t { j += 1 }
+            let k = min(j + 1, times.count - 1)
+            let span = times[k] - times[j]
+            let w = span > 0 ? min(1, max(0, (t - times[j]) / span)) : 0
+            out.append(value(t, j, k, w))
         }
         return out
     }

@@ -213,4 +213,20 @@ struct PulseAtTheCollectorTests {
         #expect(h.total("results_rejected_heart_rate") == 1, "a worker does not set the heart rate")
         #expect(h.frames("cam").count == 1, "no refused result was published")
     }
+
+    @Test func theFacesGeometryIsTheEstimatorsMotionReference() throws {
+        var face = Self.face(x: 200, skin: (160, 115, 95))
+        #expect(CollectorCore.geometry(face) == nil, "no eyes: no reference")
+        face.leftEye.x = 220
+        face.leftEye.y = 90
+        #expect(CollectorCore.geometry(face) == nil, "one eye")
+        face.rightEye.x = 280
+        face.rightEye.y = 90
+        let noMouth = try #require(CollectorCore.geometry(face))
+        #expect(noMouth.mouth == nil && noMouth.leftEye == SIMD2(220, 90) && noMouth.rightEye == SIMD2(280, 90))
+        #expect(noMouth.bounds == SIMD4(200, 50, 100, 120))
+        face.mouth.x = 250
+        face.mouth.y = 140
+        #expect(CollectorCore.geometry(face)?.mouth == SIMD2(250, 140))
+    }
 }

@@ -208,6 +208,21 @@ struct PulseEstimatorTests {
         let drifting = PulseEstimator.Estimate(bpm: 79, snr: 5, window: 10)
         #expect(decide(weak, previous: 72, reported: drifting) != nil)
         #expect(decide(reading(95, snr: 1), previous: 72, reported: reported) == nil, "a jump")
+        // On the face's own rhythmic motion (or its harmonic), a peak needs motionPenalty dB more, and reports that less.
+        func moving(_ bpm: Double, snr: Double, motion: Double, motionSNR: Double = 2) -> PulseEstimator.Reading {
+            var r = reading(bpm, snr: snr)
+            r.motionBPM = motion
+            r.motionSNR = motionSNR
+            return r
+        }
+        #expect(decide(moving(95, snr: 4, motion: 110)) == .init(bpm: 95, snr: 4, window: 10), "the motion is elsewhere")
+        #expect(decide(moving(95, snr: 5, motion: 93)) == .init(bpm: 95, snr: 5 - configuration.motionPenalty, window: 10))
+        #expect(decide(moving(95, snr: 3, motion: 93)) == nil, "on the motion: 3 dB is not enough to start")
+        #expect(decide(moving(96, snr: 3, motion: 48)) == nil, "on the motion's harmonic")
+        #expect(decide(moving(95, snr: 3, motion: 93, motionSNR: -5)) != nil, "a motion without a rhythm of its own")
+        #expect(decide(moving(73, snr: -1, motion: 72), previous: 72, reported: reported) == nil, "too weak to hold on the motion")
+        #expect(decide(moving(73, snr: 1, motion: 72), previous: 72, reported: reported) != nil)
+        #expect(decide(moving(95, snr: 4, motion: .nan, motionSNR: .nan)) != nil, "a NaN motion changes nothing")
         // Nonsense settings and readings do not trap.
         configuration.minSNR = .nan
         configuration.maxSpread = -1

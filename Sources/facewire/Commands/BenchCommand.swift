@@ -10,8 +10,8 @@ import FacewirePulse
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Test tools for benchmarks: a collector load generator, a raw libzmq message rate, the heart-rate estimator's cost.",
-        subcommands: [CollectorLoadCommand.self, ZMQRateCommand.self, PulseCostCommand.self]
+        abstract: "Test tools for benchmarks: a collector load generator, a raw libzmq message rate, the heart-rate estimator's cost, the estimator replayed on recorded skin colours.",
+        subcommands: [CollectorLoadCommand.self, ZMQRateCommand.self, PulseCostCommand.self, PulseReplayCommand.self]
     )
 }
 
@@ -111,8 +111,8 @@ struct PulseCostCommand: ParsableCommand {
         commandName: "pulse-cost",
         abstract: "A test tool: the collector's heart-rate estimator on synthetic skin colours, CPU time per track.",
         discussion: """
-            Feeds --tracks estimators --seconds of skin colour each at --fps (a 72 bpm pulse, noise, three regions), as the \
-            collector does for tracked faces, and prints one JSON line: samples, estimates, cpuSeconds, \
+            Feeds --tracks estimators --seconds of skin colour each at --fps (a 72 bpm pulse, noise, three regions, and \
+            a face whose eyes, mouth and box sway: the motion reference), as the collector does for tracked faces, and prints one JSON line: samples, estimates, cpuSeconds, \
             msPerEstimate, msPerTrackSecond (CPU per second of one face's video: what a live stream costs per tracked \
             face) and reported (the share of estimates that gave a rate).
             """
@@ -132,6 +132,9 @@ struct PulseCostCommand: ParsableCommand {
 
     @Option(help: "Seconds between two readings of a reported rate between windows (inf: held for a window's interval).")
     var refineInterval: Double = PulseEstimator.Configuration().refineInterval
+
+    @Flag(inversion: .prefixedNo, help: "Regress the face's own motion out of its colours (PulseMotion).")
+    var motionReference = PulseEstimator.Configuration().motionReference
 
     func validate() throws {
         guard (1...100_000).contains(tracks), seconds > 0, seconds <= 3600, fps > 0, fps <= 1000 else {
@@ -154,6 +157,7 @@ struct PulseCostCommand: ParsableCommand {
         var configuration = PulseEstimator.Configuration()
         configuration.method = PulseEstimator.Method(rawValue: method)!
         configuration.refineInterval = refineInterval
+        configuration.motionReference = motionReference
         let frames = Int(seconds * fps)
         var samples = 0
         var estimates = 0
@@ -172,7 +176,11 @@ struct PulseCostCommand: ParsableCommand {
                         region: region, r: 160 * (1 + 0.33 * pulse + noise), g: 115 * (1 + 0.77 * pulse - noise),
                         b: 95 * (1 + 0.53 * pulse + noise), pixels: region == .forehead ? 4000 : 1800)
                 }
-                let estimate = estimator.add(timeUs: Int64(t * 1_000_000), regions: regions)
+                let sway = 4 * sin(2 * Double.pi * 0.3 * t + Double(track))
+                let geometry = PulseMotion.Geometry(
+                    leftEye: SIMD2(300 + sway, 200), rightEye: SIMD2(380 + sway, 201), mouth: SIMD2(340 + sway, 290 + sway / 4),
+                    bounds: SIMD4(260 + sway, 120, 160, 210))
+                let estimate = estimator.add(timeUs: Int64(t * 1_000_000), regions: regions, geometry: geometry)
                 samples += 1
                 if let latest = estimator.latest, latest != previous {
                     estimates += 1
@@ -185,5 +193,95 @@ struct PulseCostCommand: ParsableCommand {
         try printJSON(Report(
             samples: samples, estimates: estimates, cpuSeconds: cpu, msPerEstimate: estimates > 0 ? cpu * 1000 / Double(estimates) : 0,
             msPerTrackSecond: cpu * 1000 / (Double(tracks) * seconds), reported: estimates > 0 ? Double(reported) / Double(estimates) : 0))
+    }
+}
+
+struct PulseReplayCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pulse-replay",
+        abstract: "A test tool: the heart-rate estimator run again on the skin colours of recorded JSON Lines.",
+        discussion: """
+            Reads the JSON Lines of one stream (as tail prints them, with the pulse classifier's "skin"), feeds the \
+            largest face of every processed frame to one estimator on --clock (its regions, and its eyes, mouth and \
+            box as the motion reference unless --no-motion-reference), and writes each such frame again as a short \
+            line: status, the clock's time (under its own key), that face's bounds and the heartRate the estimator \
+            gives now, and the newest window's reading (reported or not: what the gate saw). For exploring the estimator's settings on the same inputs without running the cluster again.
+            """
+    )
+
+    @Option(help: "The recorded JSON Lines (- for standard input).")
+    var input: String = "-"
+
+    @Option(help: "The time the estimator reads: mediaTime or captureTime.")
+    var clock: String = "mediaTime"
+
+    @Flag(inversion: .prefixedNo, help: "Regress the face's own motion out of its colours.")
+    var motionReference = PulseEstimator.Configuration().motionReference
+
+    @Option(help: "The motion regression's ridge.")
+    var motionRidge: Double = PulseEstimator.Configuration().motionRidge
+
+    @Option(help: "Extra signature SNR (dB) a peak on the face's own motion needs.")
+    var motionPenalty: Double = PulseEstimator.Configuration().motionPenalty
+
+    @Option(help: "How near (bpm) a peak must be to the motion's (or its harmonic) to count as on it.")
+    var motionSpread: Double = PulseEstimator.Configuration().motionSpread
+
+    @Option(help: "The motion's own SNR (dB) from which it counts as rhythmic.")
+    var motionMinSnr: Double = PulseEstimator.Configuration().motionMinSNR
+
+    func validate() throws {
+        guard ["mediaTime", "captureTime"].contains(clock) else { throw ValidationError("--clock mediaTime or captureTime") }
+        guard motionRidge >= 0, motionRidge.isFinite else { throw ValidationError("--motion-ridge 0 or more") }
+    }
+
+    func run() throws {
+        var configuration = PulseEstimator.Configuration()
+        configuration.motionReference = motionReference
+        configuration.motionRidge = motionRidge
+        configuration.motionPenalty = motionPenalty
+        configuration.motionSpread = motionSpread
+        configuration.motionMinSNR = motionMinSnr
+        var estimator = PulseEstimator(configuration: configuration)
+        let data = input == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: input))
+        func point(_ value: Any?) -> SIMD2<Double>? {
+            guard let p = value as? [String: Any], let x = (p["x"] as? NSNumber)?.doubleValue, let y = (p["y"] as? NSNumber)?.doubleValue
+            else { return nil }
+            return SIMD2(x, y)
+        }
+        var out = ""
+        for line in data.split(separator: 0x0A) {
+            guard let message = try? JSONSerialization.jsonObject(with: line) as? [String: Any],
+                message["status"] as? String == "processed", let time = (message[clock] as? NSNumber)?.doubleValue,
+                let faces = message["faces"] as? [[String: Any]]
+            else { continue }
+            func box(_ face: [String: Any]) -> SIMD4<Double> {
+                let b = face["bounds"] as? [String: Any] ?? [:]
+                return SIMD4(["x", "y", "width", "height"].map { (b[$0] as? NSNumber)?.doubleValue ?? 0 })
+            }
+            guard let face = faces.max(by: { box($0).z * box($0).w < box($1).z * box($1).w }) else { continue }
+            let regions = (face["skin"] as? [[String: Any]] ?? []).compactMap { skin -> PulseEstimator.RegionColour? in
+                guard let name = skin["region"] as? String, let region = PulseEstimator.Region(rawValue: name) else { return nil }
+                let value = { (key: String) in (skin[key] as? NSNumber)?.doubleValue ?? .nan }
+                return .init(region: region, r: value("r"), g: value("g"), b: value("b"), pixels: value("pixels"))
+            }
+            let geometry = point(face["leftEyePosition"]).flatMap { left in
+                point(face["rightEyePosition"]).map { right in
+                    PulseMotion.Geometry(leftEye: left, rightEye: right, mouth: point(face["mouthPosition"]), bounds: box(face))
+                }
+            }
+            let estimate = estimator.add(timeUs: Int64((time * 1_000_000).rounded()), regions: regions, geometry: geometry)
+            let b = box(face)
+            out += "{\"status\":\"processed\",\"\(clock)\":\(time),\"faces\":[{\"bounds\":{\"x\":\(b.x),\"y\":\(b.y),\"width\":\(b.z),\"height\":\(b.w)}"
+            if let estimate { out += ",\"heartRate\":{\"bpm\":\(estimate.bpm),\"snr\":\(estimate.snr)}" }
+            out += "}]"
+            if let r = estimator.latest {
+                // The newest window's reading, reported or not: what the gate saw.
+                out += ",\"reading\":{\"bpm\":\(r.bpm),\"signatureBPM\":\(r.signatureBPM ?? 0),\"signatureSNR\":\(r.signatureSNR)"
+                out += ",\"angle\":\(r.signatureAngle),\"regions\":\(r.regions),\"agreeing\":\(r.regionsAgreeing),\"motionBPM\":\(r.motionBPM ?? 0),\"motionSNR\":\(r.motionSNR.isFinite ? r.motionSNR : -99)}"
+            }
+            out += "}\n"
+        }
+        FileHandle.standardOutput.write(Data(out.utf8))
     }
 }

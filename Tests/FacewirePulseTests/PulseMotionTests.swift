@@ -1,0 +1,141 @@
+import FacewireFuzzing
+import Foundation
+import Testing
+@testable import FacewirePulse
+
+/// ``PulseMotion``: the face's geometry as a motion reference, regressed out of the skin colours.
+@Suite("Pulse motion reference")
+struct PulseMotionTests {
+    @Test("features in the eye frame: midpoint, log eye distance, roll, mouth and box offsets")
+    func features() throws {
+        let geometry = PulseMotion.Geometry(
+            leftEye: SIMD2(100, 100), rightEye: SIMD2(200, 100), mouth: SIMD2(150, 190), bounds: SIMD4(90, 40, 120, 180))
+        let f = try #require(geometry.features)
+        #expect(f[0] == 150 && f[1] == 100)
+        #expect(abs(f[2] - Float(log(100.0))) < 1e-5)
+        #expect(abs(f[3]) < 1e-6)
+        #expect(abs(f[4] - 0.9) < 1e-5 && abs(f[5]) < 1e-5, "mouth 0.9 eye distances below the eyes, centred")
+        #expect(abs(f[6] - 0) < 1e-5 && abs(f[7] - 0.3) < 1e-5, "box centre (150, 130): 0.3 below")
+        // Rolled by 90°: the eye line points down, so "below" (v) points left.
+        let rolled = PulseMotion.Geometry(
+            leftEye: SIMD2(100, 100), rightEye: SIMD2(100, 200), mouth: SIMD2(10, 150), bounds: SIMD4(0, 100, 100, 100))
+        let g = try #require(rolled.features)
+        #expect(abs(g[3] - Float.pi / 2) < 1e-5)
+        #expect(abs(g[4] - 0.9) < 1e-5)
+    }
+
+    @Test("hostile geometry gives no features instead of trapping or poisoning the window")
+    func hostile() {
+        let bounds = SIMD4<Double>(0, 0, 10, 10)
+        for (left, right, mouth) in [
+            (SIMD2<Double>(.nan, 0), SIMD2<Double>(10, 0), nil), (SIMD2(5, 5), SIMD2(5, 5), nil), (SIMD2(0, 0), SIMD2(0.5, 0), nil),
+            (SIMD2(0, 0), SIMD2(1e300, 0), nil), (SIMD2(0, 0), SIMD2(.infinity, 0), nil), (SIMD2(0, 0), SIMD2(10, 0), SIMD2(.nan, 1)),
+            (SIMD2(0, 0), SIMD2(10, 0), SIMD2(1e9, 1)),
+        ] as [(SIMD2<Double>, SIMD2<Double>, SIMD2<Double>?)] {
+            #expect(PulseMotion.Geometry(leftEye: left, rightEye: right, mouth: mouth, bounds: bounds).features == nil)
+        }
+        #expect(PulseMotion.Geometry(leftEye: SIMD2(0, 0), rightEye: SIMD2(10, 0), mouth: nil, bounds: SIMD4(.nan, 0, 1, 1)).features == nil)
+    }
+
+    @Test("Cholesky solve of a known system")
+    func solve() throws {
+        // A = [[4,2,0],[2,5,1],[0,1,3]], x = (1, -2, 3): b = A x.
+        let a: [Double] = [4, 2, 0, 2, 5, 1, 0, 1, 3]
+        let l = try #require(PulseMotion.cholesky(a, 3))
+        let x = PulseMotion.solve(l, 3, [0, -5, 7])
+        #expect(zip(x, [1.0, -2, 3]).allSatisfy { abs($0 - $1) < 1e-12 })
+        #expect(PulseMotion.cholesky([1, 2, 2, 1], 2) == nil, "not positive definite")
+    }
+
+    /// The power of `x` (uniform, 30 Hz) at `frequency` Hz.
+    static func power(_ x: [Double], at frequency: Double) -> Double {
+        let (re, im) = PulseSignal.dft(PulseSignal.detrend(x), at: 2 * .pi * frequency / 30)
+        return re * re + im * im
+    }
+
+    @Test("cleaning takes out colour the motion explains, non-linearly too, and leaves the pulse")
+    func cleaning() {
+        var random = SplitMix64(seed: 5)
+        let n = 300
+        // A nod at 1.6 Hz: the head's vertical position. The skin's colour follows it through shading (linearly, in a
+        // direction unlike the pulse's) and through a box that slides over hair (its square: twice the rate).
+        let nod = (0..<n).map { 8 * sin(2 * .pi * 1.6 * Double($0) / 30) + 0.3 * random.gaussian() }
+        let rgb = (0..<n).map { i -> PulseSignal.RGB in
+            let t = Double(i) / 30
+            let pulse = 0.002 * sin(2 * .pi * 1.2 * t)
+            let m = nod[i] / 8
+            return PulseSignal.RGB(
+                t: t, r: 160 * (1 + 0.33 * pulse + 0.006 * m + 0.004 * m * m), g: 115 * (1 + 0.77 * pulse + 0.002 * m),
+                b: 95 * (1 + 0.53 * pulse - 0.004 * m + 0.003 * m * m))
+        }
+        let regressors = PulseMotion.regressors([nod, (0..<n).map { _ in 100 }])
+        #expect(regressors.linear.count == 1 && regressors.squares.count == 1, "the nod and its square; a constant feature is left out")
+        let cleaned = PulseMotion.Regression(regressors, ridge: 0.1)!.clean(rgb)
+        for channel in [\PulseSignal.RGB.r, \.b] {
+            let before = rgb.map { $0[keyPath: channel] }
+            let after = cleaned.map { $0[keyPath: channel] }
+            #expect(Self.power(after, at: 1.6) < 0.05 * Self.power(before, at: 1.6), "the nod's own rate")
+            #expect(Self.power(after, at: 3.2) < 0.1 * Self.power(before, at: 3.2), "its harmonic")
+            #expect(Self.power(after, at: 1.2) > 0.8 * Self.power(before, at: 1.2), "the pulse stays")
+        }
+        // Nothing to regress on, or nothing sound: no regression; colours of another length: unchanged.
+        #expect(PulseMotion.Regression([], linear: 0, ridge: 0.1) == nil)
+        #expect(PulseMotion.Regression([[1, 2, 3], [1, 2]], linear: 2, ridge: 0.1) == nil, "regressors of unequal length")
+        #expect(PulseMotion.Regression([[1, 2], [3, 5]], linear: 2, ridge: 0.1) == nil, "no more samples than regressors")
+        #expect(PulseMotion.Regression(regressors, ridge: .nan) == nil && PulseMotion.Regression(regressors, ridge: -1) == nil)
+        #expect(PulseMotion.Regression(regressors, ridge: 0.1)!.clean(Array(rgb.prefix(10))) == Array(rgb.prefix(10)))
+    }
+
+    /// A face nodding at `nodBPM` while its pulse beats at 72: the nod's colour change is two to three times the pulse's.
+    static func nodding(nodBPM: Double, seconds: Double = 30) -> [(t: Int64, regions: [PulseEstimator.RegionColour], geometry: PulseMotion.Geometry)] {
+        var random = SplitMix64(seed: 11)
+        return (0..<Int(seconds * 30)).map { i in
+            let t = Double(i) / 30
+            let pulse = 0.003 * sin(2 * .pi * 1.2 * t)
+            let m = sin(2 * .pi * nodBPM / 60 * t + 0.4)
+            let y = 200 + 6 * m
+            let geometry = PulseMotion.Geometry(
+                leftEye: SIMD2(150 + random.gaussian() * 0.3, y + random.gaussian() * 0.3),
+                rightEye: SIMD2(250 + random.gaussian() * 0.3, y + random.gaussian() * 0.3), mouth: SIMD2(200, y + 95 + 2 * m),
+                bounds: SIMD4(120, y - 80, 160, 220))
+            let regions = PulseEstimator.Region.allCases.map { region -> PulseEstimator.RegionColour in
+                // The worst case: the nod changes every region's colour just as blood does (along the blood-volume
+                // signature, each region by its own amount), so nothing in the colours tells the two apart.
+                let k = 0.006 * (1 + 0.3 * Double(region.index))
+                func channel(_ value: Double, _ d: Double) -> Double {
+                    value * (1 + (pulse + k * m) * d) * (1 + 0.0005 * random.gaussian())
+                }
+                return .init(region: region, r: channel(160, 0.33), g: channel(115, 0.77), b: channel(95, 0.53), pixels: 2000)
+            }
+            return (Int64(t * 1_000_000), regions, geometry)
+        }
+    }
+
+    @Test("a nodding face: with its geometry the pulse's rate is reported, without it the nod's or none")
+    func noddingFace() {
+        let samples = Self.nodding(nodBPM: 100)
+        func run(geometry: Bool) -> [Double] {
+            var estimator = PulseEstimator()
+            return samples.compactMap { estimator.add(timeUs: $0.t, regions: $0.regions, geometry: geometry ? $0.geometry : nil)?.bpm }
+        }
+        let with = run(geometry: true)
+        let without = run(geometry: false)
+        #expect(with.count > 200, "reported on \(with.count) frames")
+        #expect(with.allSatisfy { abs($0 - 72) <= 3 }, "\(with.min() ?? 0)...\(with.max() ?? 0)")
+        #expect(without.filter { abs($0 - 72) <= 3 }.count < with.count / 2,
+                "without the reference: \(without.count) reported, \(without.filter { abs($0 - 72) <= 3 }.count) at the pulse")
+    }
+
+    @Test("a still face: the reference changes nothing (its features do not move)")
+    func stillFace() {
+        let skin = SyntheticPulse.skin(bpm: 84, seconds: 25, seed: 3)
+        var random = SplitMix64(seed: 4)
+        var a = PulseEstimator()
+        var b = PulseEstimator()
+        let geometry = PulseMotion.Geometry(leftEye: SIMD2(100, 100), rightEye: SIMD2(180, 100), mouth: SIMD2(140, 170), bounds: SIMD4(70, 40, 140, 180))
+        for (t, r, g, bl) in skin {
+            let regions = SyntheticPulse.regions((r, g, bl), &random)
+            #expect(a.add(timeUs: t, regions: regions, geometry: geometry) == b.add(timeUs: t, regions: regions))
+        }
+    }
+}
