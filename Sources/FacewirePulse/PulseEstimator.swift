@@ -67,6 +67,9 @@ public struct PulseEstimator: Sendable {
         public var method: Method = .pos
         /// Seconds of samples one estimate uses.
         public var window: Double = 10
+        /// Seconds of samples after which a series' first estimate is made (at most ``window``): until the window is
+        /// full, each estimate uses what there is, and its ``Estimate/window`` says how much.
+        public var firstWindow: Double = 10
         /// The uniform grid the samples are resampled on (Hz).
         public var rate: Double = 30
         /// Heart rates considered (bpm).
@@ -121,8 +124,11 @@ public struct PulseEstimator: Sendable {
         /// The ridge of that regression, a share of each regressor's own power (larger: less of the pulse and of the
         /// motion taken out).
         public var motionRidge: Double = 0.1
-        /// A window whose peak lies within ``motionSpread`` (bpm) of the face's own rhythmic motion or its harmonic
-        /// (``PulseMotion/peak(_:rate:band:)``, when that motion's SNR reaches ``motionMinSNR``) needs this many dB
+        /// How much a face must move in the band for its motion to be regressed out: the amplitude of its largest
+        /// frequency there, in eye distances for a translation (``PulseMotion/regressors(_:rate:band:floor:)``).
+        public var motionFloor: Double = 0.025
+        /// A window whose peak lies within ``motionSpread`` (bpm) of the face's own motion's rate or twice it
+        /// (``Reading/motionBPM``: a face moving by at least ``motionFloor``) needs this many dB
         /// more signature SNR to start or hold, and its reported SNR is this much lower: the motion's colour change
         /// that the regression could not explain sits exactly there. These three were chosen on the synthetic
         /// clips with rhythmic motion of one seed set (BENCHMARKS.md, "Moving heads") and checked on another: on
@@ -131,8 +137,6 @@ public struct PulseEstimator: Sendable {
         public var motionPenalty: Double = 3
         /// How near (bpm) a window's peak must be to the motion's, or to twice it, to count as on it.
         public var motionSpread: Double = 3
-        /// The motion's own SNR (dB) from which it counts as rhythmic.
-        public var motionMinSNR: Double = 0
 
         public init() {}
     }
@@ -164,17 +168,16 @@ public struct PulseEstimator: Sendable {
         /// Regions read in the window, and how many of them peak within ``Configuration/maxRegionSpread`` of `bpm`.
         public var regions: Int
         public var regionsAgreeing: Int
-        /// The face's own strongest rhythmic motion in the band (bpm) and its SNR (dB), when the samples carried
-        /// the face's geometry (``PulseMotion``).
+        /// The rate (bpm) of the face's own motion, when it moved enough to be regressed out (``PulseMotion``).
         public var motionBPM: Double?
-        public var motionSNR: Double
+        /// Seconds of samples the window held, when fewer than ``Configuration/window`` (a first window).
+        public var seconds: Double?
 
         public init(
             bpm: Double, refinedBPM: Double, snr: Double, signatureBPM: Double?, signatureSNR: Double, signatureAngle: Double = 0,
-            regions: Int = 0, regionsAgreeing: Int = 0, motionBPM: Double? = nil, motionSNR: Double = -.infinity
+            regions: Int = 0, regionsAgreeing: Int = 0, motionBPM: Double? = nil
         ) {
             self.motionBPM = motionBPM
-            self.motionSNR = motionSNR
             self.bpm = bpm
             self.refinedBPM = refinedBPM
             self.snr = snr
@@ -295,14 +298,16 @@ public struct PulseEstimator: Sendable {
             let cut = samples.firstIndex { t - $0.t <= configuration.window } ?? 0
             samples.removeFirst(max(cut, samples.count - configuration.maxSamples))
         }
-        guard let first = samples.first, t - first.t >= configuration.window * 0.98 else { return current }
+        guard let first = samples.first, t - first.t >= min(configuration.window, configuration.firstWindow) * 0.98 else {
+            return current
+        }
         guard t - lastEstimateAt >= configuration.interval else {
             if current != nil, t - lastRefineAt >= configuration.refineInterval { refresh(until: t) }
             return current
         }
         lastEstimateAt = t
         lastRefineAt = t
-        guard Double(samples.count) >= configuration.minSampleRate * configuration.window else {
+        guard Double(samples.count) >= configuration.minSampleRate * min(configuration.window, t - first.t) else {
             // Too sparse to read the band: nothing to say about this window.
             forgetReadings()
             return nil
@@ -360,15 +365,16 @@ public struct PulseEstimator: Sendable {
 
     /// The motion regressors (``PulseMotion/regressors(_:)``) of `series`' features on the uniform grid; nil when not
     /// configured or a sample has no geometry.
-    private func motionRegressors(_ series: [Sample]) -> (linear: [[Double]], squares: [[Double]])? {
+    private func motionRegressors(_ series: [Sample]) -> PulseMotion.Regressors? {
         guard configuration.motionReference, series.count >= 2, series.allSatisfy(\.hasMotion) else { return nil }
         let times = series.map(\.t)
-        return PulseMotion.regressors((0..<PulseMotion.featureCount).map { feature in
+        let features = (0..<PulseMotion.featureCount).map { feature in
             PulseSignal.resample(times: times, rate: configuration.rate) { _, j, k, w in
                 let (a, b) = (Double(series[j].motion[feature]), Double(series[k].motion[feature]))
                 return a + (b - a) * w
             }
-        })
+        }
+        return PulseMotion.regressors(features, rate: configuration.rate, band: band, floor: configuration.motionFloor)
     }
 
     private var band: ClosedRange<Double> { (configuration.band.lowerBound / 60)...(configuration.band.upperBound / 60) }
@@ -398,6 +404,7 @@ public struct PulseEstimator: Sendable {
 
     private mutating func estimate(until t: Double) {
         let window = samples.filter { t - $0.t <= configuration.window }
+        let span = min(configuration.window, t - (window.first?.t ?? t))
         let regression = motionRegression(window)
         let grid = uniform(window, regression: regression)
         let signal = project(grid, configuration.method)
@@ -412,8 +419,8 @@ public struct PulseEstimator: Sendable {
         var agreeing = 0
         for region in Region.allCases {
             let series = window.compactMap { $0[region] }
-            guard Double(series.count) >= configuration.minSampleRate * configuration.window, let first = series.first,
-                let last = series.last, last.t - first.t >= configuration.window * 0.98,
+            guard Double(series.count) >= configuration.minSampleRate * span, let first = series.first,
+                let last = series.last, last.t - first.t >= span * 0.98,
                 let own = self.peak(of: project(uniform(window, region: region, regression: regression), configuration.method), resolution: 0.02)
             else { continue }
             regions += 1
@@ -425,10 +432,8 @@ public struct PulseEstimator: Sendable {
             bpm: peak.frequency * 60, refinedBPM: (refined ?? peak.frequency) * 60, snr: peak.snr,
             signatureBPM: signature.map { $0.frequency * 60 }, signatureSNR: signature?.snr ?? -.infinity, signatureAngle: angle,
             regions: regions, regionsAgreeing: agreeing)
-        if let motion = regression.flatMap({ PulseMotion.peak(Array($0.regressors.prefix($0.linear)), rate: configuration.rate, band: band) }) {
-            reading.motionBPM = motion.frequency * 60
-            reading.motionSNR = motion.snr
-        }
+        if span < configuration.window * 0.98 { reading.seconds = span }
+        reading.motionBPM = regression?.motion.map { $0 * 60 }
         latest = reading
         recent.append(reading.bpm)
         let keep = max(2, configuration.agreement)  // at least the previous peak, for holding
@@ -447,8 +452,7 @@ public struct PulseEstimator: Sendable {
         // A peak on the face's own rhythmic motion (or its harmonic) is worth less: the motion's colour change that
         // the regression could not explain sits exactly there.
         let onMotion = reading.motionBPM.map { motion in
-            reading.motionSNR >= configuration.motionMinSNR
-                && [1.0, 2.0].contains { abs(reading.bpm - $0 * motion) <= configuration.motionSpread }
+            [1.0, 2.0].contains { abs(reading.bpm - $0 * motion) <= configuration.motionSpread }
         } ?? false
         let snr = reading.signatureSNR - (onMotion ? configuration.motionPenalty : 0)
         let starts = signed && corroborated && snr >= configuration.minSNR
@@ -458,6 +462,6 @@ public struct PulseEstimator: Sendable {
         let holds = reported != nil && signed && snr >= configuration.holdSNR
             && previous.map { abs(reading.bpm - $0) <= configuration.maxSpread } ?? false
         guard starts || holds else { return nil }
-        return Estimate(bpm: reading.refinedBPM, snr: snr, window: configuration.window)
+        return Estimate(bpm: reading.refinedBPM, snr: snr, window: reading.seconds ?? configuration.window)
     }
 }

@@ -183,20 +183,31 @@ public enum PulseSignal {
     public static func bandPass(_ x: [Double], rate: Double, band: ClosedRange<Double>) -> [Double] {
         let n = x.count
         guard n >= 4 else { return x }
-        let detrended = detrend(x)
         var out = [Double](repeating: 0, count: n)
-        let kMin = max(1, Int((band.lowerBound * Double(n) / rate).rounded(.up)))
-        let kMax = min(n / 2, Int((band.upperBound * Double(n) / rate).rounded(.down)))
-        guard kMin <= kMax else { return out }
-        for k in kMin...kMax {
-            let w = 2 * Double.pi * Double(k) / Double(n)
-            let (re, im) = dft(detrended, at: w)
-            let scale = (k == n - k ? 1.0 : 2.0) / Double(n)
+        for bin in bins(x, rate: rate, band: band) {
             for i in 0..<n {
-                out[i] += scale * (re * cos(w * Double(i)) - im * sin(w * Double(i)))
+                out[i] += bin.re * cos(bin.w * Double(i)) - bin.im * sin(bin.w * Double(i))
             }
         }
         return out
+    }
+
+    /// The DFT bins of `x` (mean and linear trend removed) in `band` (Hz): each one's angular frequency (radians per
+    /// sample), its coefficient, and the amplitude of the sinusoid it stands for. Empty for fewer than 4 samples or a
+    /// rate that is not positive and finite.
+    static func bins(_ x: [Double], rate: Double, band: ClosedRange<Double>) -> [(w: Double, re: Double, im: Double, amplitude: Double)] {
+        let n = x.count
+        guard n >= 4, rate > 0, rate.isFinite else { return [] }
+        let detrended = detrend(x)
+        let kMin = max(1, Int((max(0, band.lowerBound) * Double(n) / rate).rounded(.up)))
+        let kMax = min(n / 2, Int((min(rate, band.upperBound) * Double(n) / rate).rounded(.down)))
+        guard kMin <= kMax else { return [] }
+        return (kMin...kMax).map { k in
+            let w = 2 * Double.pi * Double(k) / Double(n)
+            let (re, im) = dft(detrended, at: w)
+            let scale = (k == n - k ? 1.0 : 2.0) / Double(n)
+            return (w, re * scale, im * scale, scale * (re * re + im * im).squareRoot())
+        }
     }
 
     /// A power spectrum on a uniform frequency grid.

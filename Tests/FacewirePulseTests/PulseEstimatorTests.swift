@@ -209,20 +209,19 @@ struct PulseEstimatorTests {
         #expect(decide(weak, previous: 72, reported: drifting) != nil)
         #expect(decide(reading(95, snr: 1), previous: 72, reported: reported) == nil, "a jump")
         // On the face's own rhythmic motion (or its harmonic), a peak needs motionPenalty dB more, and reports that less.
-        func moving(_ bpm: Double, snr: Double, motion: Double, motionSNR: Double = 2) -> PulseEstimator.Reading {
+        func moving(_ bpm: Double, snr: Double, motion: Double) -> PulseEstimator.Reading {
             var r = reading(bpm, snr: snr)
             r.motionBPM = motion
-            r.motionSNR = motionSNR
             return r
         }
         #expect(decide(moving(95, snr: 4, motion: 110)) == .init(bpm: 95, snr: 4, window: 10), "the motion is elsewhere")
         #expect(decide(moving(95, snr: 5, motion: 93)) == .init(bpm: 95, snr: 5 - configuration.motionPenalty, window: 10))
         #expect(decide(moving(95, snr: 3, motion: 93)) == nil, "on the motion: 3 dB is not enough to start")
         #expect(decide(moving(96, snr: 3, motion: 48)) == nil, "on the motion's harmonic")
-        #expect(decide(moving(95, snr: 3, motion: 93, motionSNR: -5)) != nil, "a motion without a rhythm of its own")
+        #expect(decide(reading(95, snr: 3)) != nil, "no motion regressed: nothing to sit on")
         #expect(decide(moving(73, snr: -1, motion: 72), previous: 72, reported: reported) == nil, "too weak to hold on the motion")
         #expect(decide(moving(73, snr: 1, motion: 72), previous: 72, reported: reported) != nil)
-        #expect(decide(moving(95, snr: 4, motion: .nan, motionSNR: .nan)) != nil, "a NaN motion changes nothing")
+        #expect(decide(moving(95, snr: 4, motion: .nan)) != nil, "a NaN motion changes nothing")
         // Nonsense settings and readings do not trap.
         configuration.minSNR = .nan
         configuration.maxSpread = -1
@@ -579,5 +578,31 @@ struct PulseEstimatorTests {
         #expect(same == samples.count, "the fresh estimator's estimate on \(same) of \(samples.count) clean samples")
         #expect(ignored == 2 * samples.count, "\(ignored) of \(2 * samples.count) hostile or late samples returned the estimate before them")
         #expect(estimator.latest == fresh.latest && estimator.current == fresh.current)
+    }
+
+    @Test func aShorterFirstWindowReportsEarlierAndSaysHowLongItWas() throws {
+        var configuration = PulseEstimator.Configuration()
+        configuration.firstWindow = 6
+        let skin = SyntheticPulse.skin(bpm: 84, seconds: 20, seed: 8, drop: 0, amplitude: 0.006)
+        var random = SplitMix64(seed: 2)
+        var early = PulseEstimator(configuration: configuration)
+        var standard = PulseEstimator()
+        var first: (early: Double?, standard: Double?) = (nil, nil)
+        var windows: [Double] = []
+        let start = Double(skin[0].0) / 1_000_000
+        for (t, r, g, b) in skin {
+            let regions = SyntheticPulse.regions((r, g, b), &random)
+            let seconds = Double(t) / 1_000_000 - start
+            if let estimate = early.add(timeUs: t, regions: regions) {
+                first.early = first.early ?? seconds
+                windows.append(estimate.window)
+            }
+            if standard.add(timeUs: t, regions: regions) != nil { first.standard = first.standard ?? seconds }
+        }
+        let e = try #require(first.early)
+        let s = try #require(first.standard)
+        #expect(e < 9 && s >= 9.8, "first rates at \(e) s and \(s) s")
+        #expect(windows.first.map { $0 < 9.8 && $0 >= 5.8 } == true, "the first estimate's window: \(windows.first ?? 0)")
+        #expect(windows.last == 10)
     }
 }

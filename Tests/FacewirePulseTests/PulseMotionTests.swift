@@ -47,6 +47,27 @@ struct PulseMotionTests {
         #expect(PulseMotion.cholesky([1, 2, 2, 1], 2) == nil, "not positive definite")
     }
 
+    static let band = (40.0 / 60)...(180.0 / 60)
+
+    @Test("a face that moves only a little is not regressed: the head's own jolt with each beat stays in the colours")
+    func smallMotion() {
+        var random = SplitMix64(seed: 9)
+        let n = 300
+        // Eyes 100 px apart (log 100), the midpoint jolting 0.5 px at the pulse's 1.2 Hz, with 0.3 px of jitter: the
+        // largest motion in the band is well under 2.5 % of the eye distance.
+        let x = (0..<n).map { 200 + 0.5 * sin(2 * .pi * 1.2 * Double($0) / 30) + 0.3 * random.gaussian() }
+        let y = (0..<n).map { _ in 150 + 0.3 * random.gaussian() }
+        let logD = (0..<n).map { _ in log(100.0) + 0.002 * random.gaussian() }
+        let still = PulseMotion.regressors([x, y, logD], rate: 30, band: Self.band, floor: 0.025)
+        #expect(still.linear.isEmpty && still.squares.isEmpty && still.motion == nil)
+        // The same face nodding 4 px at 1.5 Hz is.
+        let nodding = PulseMotion.regressors(
+            [x, y.enumerated().map { $0.element + 4 * sin(2 * .pi * 1.5 * Double($0.offset) / 30) }, logD], rate: 30, band: Self.band,
+            floor: 0.025)
+        #expect(nodding.linear.count == 3)
+        #expect(nodding.motion.map { abs($0 - 1.5) < 0.02 } == true)
+    }
+
     /// The power of `x` (uniform, 30 Hz) at `frequency` Hz.
     static func power(_ x: [Double], at frequency: Double) -> Double {
         let (re, im) = PulseSignal.dft(PulseSignal.detrend(x), at: 2 * .pi * frequency / 30)
@@ -68,8 +89,9 @@ struct PulseMotionTests {
                 t: t, r: 160 * (1 + 0.33 * pulse + 0.006 * m + 0.004 * m * m), g: 115 * (1 + 0.77 * pulse + 0.002 * m),
                 b: 95 * (1 + 0.53 * pulse - 0.004 * m + 0.003 * m * m))
         }
-        let regressors = PulseMotion.regressors([nod, (0..<n).map { _ in 100 }])
+        let regressors = PulseMotion.regressors([nod, (0..<n).map { _ in 100 }], rate: 30, band: Self.band, floor: 0.025)
         #expect(regressors.linear.count == 1 && regressors.squares.count == 1, "the nod and its square; a constant feature is left out")
+        #expect(regressors.motion.map { abs($0 - 1.6) < 0.02 } == true, "the nod's rate: \(regressors.motion ?? 0) Hz")
         let cleaned = PulseMotion.Regression(regressors, ridge: 0.1)!.clean(rgb)
         for channel in [\PulseSignal.RGB.r, \.b] {
             let before = rgb.map { $0[keyPath: channel] }
@@ -79,9 +101,9 @@ struct PulseMotionTests {
             #expect(Self.power(after, at: 1.2) > 0.8 * Self.power(before, at: 1.2), "the pulse stays")
         }
         // Nothing to regress on, or nothing sound: no regression; colours of another length: unchanged.
-        #expect(PulseMotion.Regression([], linear: 0, ridge: 0.1) == nil)
-        #expect(PulseMotion.Regression([[1, 2, 3], [1, 2]], linear: 2, ridge: 0.1) == nil, "regressors of unequal length")
-        #expect(PulseMotion.Regression([[1, 2], [3, 5]], linear: 2, ridge: 0.1) == nil, "no more samples than regressors")
+        #expect(PulseMotion.Regression([], ridge: 0.1) == nil)
+        #expect(PulseMotion.Regression([[1, 2, 3], [1, 2]], ridge: 0.1) == nil, "regressors of unequal length")
+        #expect(PulseMotion.Regression([[1, 2], [3, 5]], ridge: 0.1) == nil, "no more samples than regressors")
         #expect(PulseMotion.Regression(regressors, ridge: .nan) == nil && PulseMotion.Regression(regressors, ridge: -1) == nil)
         #expect(PulseMotion.Regression(regressors, ridge: 0.1)!.clean(Array(rgb.prefix(10))) == Array(rgb.prefix(10)))
     }

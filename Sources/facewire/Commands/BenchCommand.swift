@@ -204,7 +204,7 @@ struct PulseReplayCommand: ParsableCommand {
             Reads the JSON Lines of one stream (as tail prints them, with the pulse classifier's "skin"), feeds the \
             largest face of every processed frame to one estimator on --clock (its regions, and its eyes, mouth and \
             box as the motion reference unless --no-motion-reference), and writes each such frame again as a short \
-            line: status, the clock's time (under its own key), that face's bounds and the heartRate the estimator \
+            line: its epoch and seq, status, the clock's time (under its own key), that face's bounds and the heartRate the estimator \
             gives now, and the newest window's reading (reported or not: what the gate saw). For exploring the estimator's settings on the same inputs without running the cluster again.
             """
     )
@@ -221,18 +221,22 @@ struct PulseReplayCommand: ParsableCommand {
     @Option(help: "The motion regression's ridge.")
     var motionRidge: Double = PulseEstimator.Configuration().motionRidge
 
+    @Option(help: "The smallest motion regressed out (amplitude in the band, in eye distances).")
+    var motionFloor: Double = PulseEstimator.Configuration().motionFloor
+
+    @Option(help: "Seconds after which a series' first estimate is made (at most the 10 s window).")
+    var firstWindow: Double = PulseEstimator.Configuration().firstWindow
+
     @Option(help: "Extra signature SNR (dB) a peak on the face's own motion needs.")
     var motionPenalty: Double = PulseEstimator.Configuration().motionPenalty
 
     @Option(help: "How near (bpm) a peak must be to the motion's (or its harmonic) to count as on it.")
     var motionSpread: Double = PulseEstimator.Configuration().motionSpread
 
-    @Option(help: "The motion's own SNR (dB) from which it counts as rhythmic.")
-    var motionMinSnr: Double = PulseEstimator.Configuration().motionMinSNR
-
     func validate() throws {
         guard ["mediaTime", "captureTime"].contains(clock) else { throw ValidationError("--clock mediaTime or captureTime") }
         guard motionRidge >= 0, motionRidge.isFinite else { throw ValidationError("--motion-ridge 0 or more") }
+        guard firstWindow >= 1, firstWindow.isFinite else { throw ValidationError("--first-window 1 or more") }
     }
 
     func run() throws {
@@ -240,8 +244,9 @@ struct PulseReplayCommand: ParsableCommand {
         configuration.motionReference = motionReference
         configuration.motionRidge = motionRidge
         configuration.motionPenalty = motionPenalty
+        configuration.firstWindow = firstWindow
+        configuration.motionFloor = motionFloor
         configuration.motionSpread = motionSpread
-        configuration.motionMinSNR = motionMinSnr
         var estimator = PulseEstimator(configuration: configuration)
         let data = input == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: input))
         func point(_ value: Any?) -> SIMD2<Double>? {
@@ -272,13 +277,14 @@ struct PulseReplayCommand: ParsableCommand {
             }
             let estimate = estimator.add(timeUs: Int64((time * 1_000_000).rounded()), regions: regions, geometry: geometry)
             let b = box(face)
-            out += "{\"status\":\"processed\",\"\(clock)\":\(time),\"faces\":[{\"bounds\":{\"x\":\(b.x),\"y\":\(b.y),\"width\":\(b.z),\"height\":\(b.w)}"
-            if let estimate { out += ",\"heartRate\":{\"bpm\":\(estimate.bpm),\"snr\":\(estimate.snr)}" }
+            let numbering = ["epoch", "seq"].compactMap { key in (message[key] as? NSNumber).map { "\"\(key)\":\($0)," } }.joined()
+            out += "{\(numbering)\"status\":\"processed\",\"\(clock)\":\(time),\"faces\":[{\"bounds\":{\"x\":\(b.x),\"y\":\(b.y),\"width\":\(b.z),\"height\":\(b.w)}"
+            if let estimate { out += ",\"heartRate\":{\"bpm\":\(estimate.bpm),\"snr\":\(estimate.snr),\"window\":\(estimate.window)}" }
             out += "}]"
             if let r = estimator.latest {
                 // The newest window's reading, reported or not: what the gate saw.
                 out += ",\"reading\":{\"bpm\":\(r.bpm),\"signatureBPM\":\(r.signatureBPM ?? 0),\"signatureSNR\":\(r.signatureSNR)"
-                out += ",\"angle\":\(r.signatureAngle),\"regions\":\(r.regions),\"agreeing\":\(r.regionsAgreeing),\"motionBPM\":\(r.motionBPM ?? 0),\"motionSNR\":\(r.motionSNR.isFinite ? r.motionSNR : -99)}"
+                out += ",\"angle\":\(r.signatureAngle),\"regions\":\(r.regions),\"agreeing\":\(r.regionsAgreeing),\"motionBPM\":\(r.motionBPM ?? 0)}"
             }
             out += "}\n"
         }
