@@ -333,7 +333,8 @@ public struct PulseEstimator: Sendable {
         let seconds = configuration.refineWindow + overlap + 2 / configuration.rate
         let start = samples.lastIndex { t - $0.t > seconds }.map { $0 + 1 } ?? samples.startIndex
         let slice = Array(samples[start...])
-        let grid = uniform(slice, regression: motionRegression(slice))
+        // A face the newest window found still is read still until the next window (the check costs as much again).
+        let grid = uniform(slice, regression: reading.motionBPM == nil ? nil : motionRegression(slice))
         guard let refined = refine(project(grid, configuration.method), around: reading.bpm / 60) else { return }
         estimate.bpm = refined * 60
         current = estimate
@@ -354,7 +355,7 @@ public struct PulseEstimator: Sendable {
         let kept = region.map { region in series.filter { $0[region] != nil } } ?? series
         let colours = region.map { region in kept.compactMap { $0[region] } } ?? kept.map(\.rgb)
         let grid = PulseSignal.resample(colours, rate: configuration.rate)
-        let own = kept.count == series.count ? regression : motionRegression(kept)
+        let own = kept.count == series.count || regression == nil ? regression : motionRegression(kept)
         return own.map { $0.clean(grid) } ?? grid
     }
 

@@ -112,7 +112,7 @@ struct PulseCostCommand: ParsableCommand {
         abstract: "A test tool: the collector's heart-rate estimator on synthetic skin colours, CPU time per track.",
         discussion: """
             Feeds --tracks estimators --seconds of skin colour each at --fps (a 72 bpm pulse, noise, three regions, and \
-            a face whose eyes, mouth and box sway: the motion reference), as the collector does for tracked faces, and prints one JSON line: samples, estimates, cpuSeconds, \
+            a face whose eyes, mouth and box sway by --sway: the motion reference), as the collector does for tracked faces, and prints one JSON line: samples, estimates, cpuSeconds, \
             msPerEstimate, msPerTrackSecond (CPU per second of one face's video: what a live stream costs per tracked \
             face) and reported (the share of estimates that gave a rate).
             """
@@ -136,10 +136,14 @@ struct PulseCostCommand: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Regress the face's own motion out of its colours (PulseMotion).")
     var motionReference = PulseEstimator.Configuration().motionReference
 
+    @Option(help: "How far (pixels) each face sways from side to side at 78 per minute, its eyes 80 pixels apart (0: still; 2 or more: moving, its motion regressed out).")
+    var sway: Double = 4
+
     func validate() throws {
         guard (1...100_000).contains(tracks), seconds > 0, seconds <= 3600, fps > 0, fps <= 1000 else {
             throw ValidationError("--tracks 1...100000, --seconds 0...3600, --fps 0...1000")
         }
+        guard (0...1000).contains(sway) else { throw ValidationError("--sway 0...1000") }
         guard PulseEstimator.Method(rawValue: method) != nil else { throw ValidationError("--method pos, chrom or pbv") }
         guard refineInterval >= 0 else { throw ValidationError("--refine-interval 0 or more (inf: never)") }
     }
@@ -176,7 +180,7 @@ struct PulseCostCommand: ParsableCommand {
                         region: region, r: 160 * (1 + 0.33 * pulse + noise), g: 115 * (1 + 0.77 * pulse - noise),
                         b: 95 * (1 + 0.53 * pulse + noise), pixels: region == .forehead ? 4000 : 1800)
                 }
-                let sway = 4 * sin(2 * Double.pi * 0.3 * t + Double(track))
+                let sway = self.sway * sin(2 * Double.pi * 1.3 * t + Double(track))
                 let geometry = PulseMotion.Geometry(
                     leftEye: SIMD2(300 + sway, 200), rightEye: SIMD2(380 + sway, 201), mouth: SIMD2(340 + sway, 290 + sway / 4),
                     bounds: SIMD4(260 + sway, 120, 160, 210))
