@@ -130,10 +130,10 @@ public struct PulseEstimator: Sendable {
         /// A window whose peak lies within ``motionSpread`` (bpm) of the face's own motion's rate or twice it
         /// (``Reading/motionBPM``: a face moving by at least ``motionFloor``) needs this many dB
         /// more signature SNR to start or hold, and its reported SNR is this much lower: the motion's colour change
-        /// that the regression could not explain sits exactly there. These three were chosen on the synthetic
-        /// clips with rhythmic motion of one seed set (BENCHMARKS.md, "Moving heads") and checked on another: on
-        /// the first, control seconds with a rate fell from 3.8 to 2.9 %, with as many pulse seconds reported
-        /// and right; a spread of 4 cost 3 points of reported seconds for nothing.
+        /// that the regression could not explain sits exactly there. The motion settings were chosen on the
+        /// synthetic clips with rhythmic motion of one seed set (BENCHMARKS.md, "Heads that move") and checked on
+        /// another: on the first, this took control seconds with a rate from 3.8 to 2.9 %, with one pulse second
+        /// fewer reported.
         public var motionPenalty: Double = 3
         /// How near (bpm) a window's peak must be to the motion's, or to twice it, to count as on it.
         public var motionSpread: Double = 3
@@ -349,8 +349,8 @@ public struct PulseEstimator: Sendable {
 
     /// `series`' colours (the face's, or `region`'s where measured) on the uniform grid, with what the face's motion
     /// explains taken out (``PulseMotion``) when configured and every sample carries the face's geometry.
-    /// `regression`, when given, was made from exactly `series` (``motionRegressors(_:)``); a region measured on
-    /// fewer of them gets its own.
+    /// `regression`, when given, was made from exactly `series` (``motionRegression(_:)``); a region measured on
+    /// fewer of them gets its own (none when the face's is none).
     private func uniform(_ series: [Sample], region: Region? = nil, regression: PulseMotion.Regression?) -> [PulseSignal.RGB] {
         let kept = region.map { region in series.filter { $0[region] != nil } } ?? series
         let colours = region.map { region in kept.compactMap { $0[region] } } ?? kept.map(\.rgb)
@@ -364,8 +364,8 @@ public struct PulseEstimator: Sendable {
         motionRegressors(series).flatMap { PulseMotion.Regression($0, ridge: configuration.motionRidge) }
     }
 
-    /// The motion regressors (``PulseMotion/regressors(_:)``) of `series`' features on the uniform grid; nil when not
-    /// configured or a sample has no geometry.
+    /// The motion regressors (``PulseMotion/regressors(_:rate:band:floor:)``) of `series`' features on the uniform
+    /// grid; nil when not configured or a sample has no geometry.
     private func motionRegressors(_ series: [Sample]) -> PulseMotion.Regressors? {
         guard configuration.motionReference, series.count >= 2, series.allSatisfy(\.hasMotion) else { return nil }
         let times = series.map(\.t)

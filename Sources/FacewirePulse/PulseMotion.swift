@@ -10,15 +10,14 @@ import Foundation
 /// ``Geometry`` gives eight numbers (``features``), and before the colours are projected, each colour channel's
 /// normalised trace is regressed on those numbers over the window (and on their squares, for the harmonics a
 /// non-linear mapping makes), when they move in the heart-rate band, and the part they explain is taken out
-/// (``Regression``): the
-/// nuisance regression of the motion-robust rPPG literature (Li et al., CVPR 2014, with a background reference; and
-/// fMRI's motion regressors), on the landmark trajectories instead of an accelerometer.
+/// (``Regression``): the nuisance regression of the motion-robust rPPG literature (Li et al., CVPR 2014, with a
+/// background reference; and fMRI's motion regressors), on the landmark trajectories instead of an accelerometer.
 ///
 /// The pulse is left alone because only a face that moves is regressed (``regressors(_:rate:band:floor:)``): the
 /// head's own jolt with each beat is a fraction of a pixel. A ridge keeps the regression from fitting noise.
 ///
-/// What is left of the motion after cleaning is measured too (``motionSpectrum(_:rate:band:)``): the estimator's
-/// gate asks more of a peak that sits on a peak of the face's motion or its harmonic.
+/// The motion's own rate is read too (``Regressors/motion``): the estimator's gate asks more of a peak that sits on
+/// it or on twice it.
 ///
 /// Pure, and bounded: at most ``featureCount`` features per sample, one solve of a 16 × 16 system per channel.
 public enum PulseMotion {
