@@ -135,6 +135,30 @@ extension IntegrationTests {
                 let mean = { (rates: [Double]) in rates.reduce(0, +) / Double(Swift.max(1, rates.count)) }
                 #expect(abs(mean(realTime) - mean(max)) <= 1, "\(recording): \(mean(realTime)) in real time, \(mean(max)) at --fps max")
             }
+            // `facewire bench pulse-replay` runs the estimator again on the recorded lines (skin and geometry, as
+            // rounded in JSON): the collector's own rates, frame by frame.
+            let recorded = folder.appendingPathComponent("1-max.jsonl")
+            let replay = try runCommand(try Locations.facewireBinary(), ["bench", "pulse-replay", "--input", recorded.path])
+            #expect(replay.status == 0, "\(replay.output)")
+            func rates(_ text: String) -> [Int: Double] {
+                var out: [Int: Double] = [:]
+                for line in text.split(separator: "\n") {
+                    guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                        let seq = (object["seq"] as? NSNumber)?.intValue, let faces = object["faces"] as? [[String: Any]],
+                        let bpm = faces.compactMap({ ($0["heartRate"] as? [String: Any])?["bpm"] as? NSNumber }).first
+                    else { continue }
+                    out[seq] = bpm.doubleValue
+                }
+                return out
+            }
+            let collector = rates(try String(contentsOf: recorded, encoding: .utf8))
+            let replayed = rates(replay.output)
+            #expect(!collector.isEmpty)
+            let shared = Set(collector.keys).intersection(replayed.keys)
+            #expect(shared.count * 20 >= Swift.max(collector.count, replayed.count) * 19,
+                    "frames with a rate: \(collector.count) from the collector, \(replayed.count) replayed, \(shared.count) both")
+            let worst = shared.map { abs(collector[$0]! - replayed[$0]!) }.max() ?? 0
+            #expect(worst <= 0.3, "largest difference \(worst) bpm")
         }
 
         @Test("refuses a missing data folder, an unknown recording and pulse options without --pulse")
