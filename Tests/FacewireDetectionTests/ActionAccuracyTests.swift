@@ -28,12 +28,7 @@ struct ActionLabel: Decodable {
         }
     }
 
-    static func load() throws -> [ActionLabel] {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/action-labels.jsonl")
-        return try String(contentsOf: url, encoding: .utf8).split(separator: "\n").map {
-            try JSONDecoder().decode(ActionLabel.self, from: Data($0.utf8))
-        }
-    }
+    static func load() throws -> [ActionLabel] { try Fixtures.jsonLines("action-labels.jsonl") }
 }
 
 /// Issue 32: the six mesh expressions on our own 491 labelled frames, through the worker's path (JPEG, decode,

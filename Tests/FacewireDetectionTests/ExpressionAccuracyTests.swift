@@ -14,14 +14,7 @@ struct ExpressionLabel: Decodable {
     var left_eye_closed: Bool?
     var right_eye_closed: Bool?
 
-    static func load() throws -> [ExpressionLabel] {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("Fixtures/expression-labels.jsonl")
-        let decoder = JSONDecoder()
-        return try String(contentsOf: url, encoding: .utf8).split(separator: "\n").map {
-            try decoder.decode(ExpressionLabel.self, from: Data($0.utf8))
-        }
-    }
+    static func load() throws -> [ExpressionLabel] { try Fixtures.jsonLines("expression-labels.jsonl") }
 }
 
 /// Acceptance: the smile and eyes-closed classifiers reach precision and recall of at least 0.8 on the 469

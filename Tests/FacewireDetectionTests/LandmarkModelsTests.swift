@@ -22,8 +22,7 @@ struct StoredPair: Sendable, CustomTestStringConvertible {
 
     var testDescription: String { (file as NSString).lastPathComponent }
 
-    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("Fixtures/models")
+    static let directory = Fixtures.url("models")
 
     /// The pair files present, by name.
     static var files: [String] {

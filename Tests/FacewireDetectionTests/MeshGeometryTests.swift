@@ -16,8 +16,7 @@ private struct Vector {
     var outputs: [String: Any]
 
     static func load() throws -> [Vector] {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("Fixtures/mesh-attribute-vectors.json")
+        let url = Fixtures.url("mesh-attribute-vectors.json")
         let root = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
         let cases = try #require(root["cases"] as? [[String: Any]])
         return try cases.map { item in

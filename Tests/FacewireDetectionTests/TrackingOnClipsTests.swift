@@ -164,10 +164,7 @@ struct TrackingOnClipsTests {
     /// BENCHMARKS.md; the assertions hold the measured quality with some room.
     @Test("crowd clip: ID switches and fragmentation against the labelled tracks, with and without 30% loss")
     func crowdClip() throws {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/crowd-tracks.jsonl")
-        let labels = try String(contentsOf: url, encoding: .utf8).split(separator: "\n").map {
-            try JSONDecoder().decode(LabelledFrame.self, from: Data($0.utf8))
-        }
+        let labels = try Fixtures.jsonLines("crowd-tracks.jsonl", as: LabelledFrame.self)
         #expect(labels.count == 35)
         let path = SharedData.path("video/facenet_pytorch_video.mp4")
         let fps = try VideoFrames.framesPerSecond(path)
