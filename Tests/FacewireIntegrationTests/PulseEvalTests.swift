@@ -185,5 +185,37 @@ extension IntegrationTests {
             let both = try runCommand(binary, ["eval", "--pulse", "--attributes", "x.tsv"])
             #expect(both.status != 0)
         }
+
+        @Test("pulse-replay skips absurd lines instead of trapping: times beyond 64-bit microseconds, NaN-free extremes, huge positions and counts")
+        func replayOfAbsurdLines() throws {
+            let binary = try Locations.facewireBinary()
+            let folder = try Self.temporaryFolder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let skin = #""skin":[{"region":"forehead","r":200,"g":150,"b":120,"pixels":900}]"#
+            let face = #"{"bounds":{"x":10,"y":10,"width":100,"height":120},"leftEyePosition":{"x":40,"y":50},"rightEyePosition":{"x":80,"y":50},"mouthPosition":{"x":60,"y":100},"# + skin + "}"
+            let absurdFace = #"{"bounds":{"x":1e308,"y":-1e308,"width":1e308,"height":0},"leftEyePosition":{"x":1e308,"y":0},"rightEyePosition":{"x":-1e308,"y":0},"skin":[{"region":"forehead","r":-5,"g":1e300,"b":0,"pixels":1e300},{"region":"elsewhere","r":1,"g":1,"b":1,"pixels":1}]}"#
+            let lines = [
+                #"{"seq":0,"status":"processed","mediaTime":0.5,"faces":["# + face + "]}",
+                #"{"seq":1,"status":"processed","mediaTime":1e300,"faces":["# + face + "]}",
+                #"{"seq":2,"status":"processed","mediaTime":-1e300,"faces":["# + face + "]}",
+                #"{"seq":3,"status":"processed","mediaTime":9300000000000,"faces":["# + face + "]}",
+                "not json at all",
+                #"{"seq":18446744073709551615,"status":"processed","mediaTime":0.6,"faces":["# + absurdFace + "]}",
+                #"{"seq":5,"status":"processed","mediaTime":0.7,"faces":[]}"#,
+                #"{"seq":6,"status":"dropped","mediaTime":0.8}"#,
+                #"{"seq":7,"status":"processed","mediaTime":-9200000000000,"faces":["# + face + "]}",
+            ]
+            let input = folder.appendingPathComponent("absurd.jsonl")
+            try (lines.joined(separator: "\n") + "\n").write(to: input, atomically: true, encoding: .utf8)
+            let run = try runCommand(binary, ["bench", "pulse-replay", "--input", input.path])
+            #expect(run.status == 0, "\(run.output)")
+            let written = run.output.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+            // Seq 0 and the absurd face at 0.6 (its regions and geometry refused one by one, its line kept); seq 7's
+            // time (-9.2e12 s) fits in 64-bit microseconds, so it is a line too (a jump back: the estimator starts again).
+            #expect(written.map { ($0["seq"] as? NSNumber)?.stringValue ?? "-" } == ["0", "18446744073709551615", "7"], "\(run.output)")
+            #expect(written.allSatisfy { ($0["faces"] as? [[String: Any]])?.first?["heartRate"] == nil })
+        }
     }
 }

@@ -209,7 +209,8 @@ struct PulseReplayCommand: ParsableCommand {
             largest face of every processed frame to one estimator on --clock (its regions, and its eyes, mouth and \
             box as the motion reference unless --no-motion-reference), and writes each such frame again as a short \
             line: its epoch and seq, status, the clock's time (under its own key), that face's bounds and the heartRate the estimator \
-            gives now, and the newest window's reading (reported or not: what the gate saw). For exploring the estimator's settings on the same inputs without running the cluster again.
+            gives now, and the newest window's reading (reported or not: what the gate saw). Lines that are not JSON, \
+            not processed, or whose time is not finite or beyond 64-bit microseconds are skipped. For exploring the estimator's settings on the same inputs without running the cluster again.
             """
     )
 
@@ -262,7 +263,8 @@ struct PulseReplayCommand: ParsableCommand {
         for line in data.split(separator: 0x0A) {
             guard let message = try? JSONSerialization.jsonObject(with: line) as? [String: Any],
                 message["status"] as? String == "processed", let time = (message[clock] as? NSNumber)?.doubleValue,
-                let faces = message["faces"] as? [[String: Any]]
+                // A time that is not finite or does not fit in 64-bit microseconds is skipped, not converted (a trap).
+                let timeUs = Int64(exactly: (time * 1_000_000).rounded()), let faces = message["faces"] as? [[String: Any]]
             else { continue }
             func box(_ face: [String: Any]) -> SIMD4<Double> {
                 let b = face["bounds"] as? [String: Any] ?? [:]
@@ -279,7 +281,7 @@ struct PulseReplayCommand: ParsableCommand {
                     PulseMotion.Geometry(leftEye: left, rightEye: right, mouth: point(face["mouthPosition"]), bounds: box(face))
                 }
             }
-            let estimate = estimator.add(timeUs: Int64((time * 1_000_000).rounded()), regions: regions, geometry: geometry)
+            let estimate = estimator.add(timeUs: timeUs, regions: regions, geometry: geometry)
             let b = box(face)
             let numbering = ["epoch", "seq"].compactMap { key in (message[key] as? NSNumber).map { "\"\(key)\":\($0)," } }.joined()
             out += "{\(numbering)\"status\":\"processed\",\"\(clock)\":\(time),\"faces\":[{\"bounds\":{\"x\":\(b.x),\"y\":\(b.y),\"width\":\(b.z),\"height\":\(b.w)}"
