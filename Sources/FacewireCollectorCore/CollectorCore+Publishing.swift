@@ -155,13 +155,10 @@ extension CollectorCore {
             let face = result.faces[index]
             guard face.trackingID != 0, !face.skin.isEmpty else { continue }
             // Validated (ResultValidation.isPlausible(skin:)): one sample per region kind, colours in 0...255.
-            let regions = face.skin.compactMap { sample in
-                PulseEstimator.Region(wire: sample.region).map {
-                    PulseEstimator.RegionColour(
-                        region: $0, r: Double(sample.r), g: Double(sample.g), b: Double(sample.b), pixels: Double(sample.pixels))
-                }
-            }
+            let regions = face.skin.compactMap(PulseEstimator.RegionColour.init(wire:))
             guard !regions.isEmpty else { continue }
+            // The mesh's forehead, when the worker ran the mesh (validated as `skin` is).
+            let meshForehead = face.meshSkin.lazy.compactMap(PulseEstimator.RegionColour.init(wire:)).first { $0.region == .forehead }
             if state.pulse[face.trackingID] == nil {
                 // `state` is this stream's (its stored copy is stale while publishing).
                 let live = streams.reduce(state.pulse.count) { $0 + ($1.key == key ? 0 : $1.value.pulse.count) }
@@ -171,7 +168,8 @@ extension CollectorCore {
                 }
                 state.pulse[face.trackingID] = PulseTrack()
             }
-            if let estimate = state.pulse[face.trackingID]!.estimator.add(timeUs: time, regions: regions, geometry: Self.geometry(face)) {
+            if let estimate = state.pulse[face.trackingID]!.estimator.add(
+                timeUs: time, regions: regions, geometry: Self.geometry(face), meshForehead: meshForehead) {
                 var rate = Facewire_V1_HeartRate()
                 rate.bpm = Float(estimate.bpm)
                 rate.snr = Float(estimate.snr)

@@ -76,7 +76,10 @@ public enum ResultValidation {
         if meshFaces > maxMeshFaces { return .landmarks }
         if result.faces.contains(where: \.hasHeartRate) { return .heartRate }
         let framePixels = UInt64(result.width) * UInt64(result.height)
-        for face in result.faces where !isPlausible(skin: face.skin, framePixels: framePixels) { return .skin }
+        for face in result.faces
+        where !isPlausible(skin: face.skin, framePixels: framePixels) || !isPlausible(skin: face.meshSkin, framePixels: framePixels) {
+            return .skin
+        }
         return nil
     }
 
@@ -117,6 +120,14 @@ public enum ResultValidation {
     /// Whether every number of `face` is finite and within bounds (``WireFace/isPlausible(maxCoordinate:)``).
     public static func isPlausible(_ face: WireFace) -> Bool {
         face.isPlausible(maxCoordinate: maxCoordinate)
+    }
+}
+
+extension PulseEstimator.RegionColour {
+    /// A skin sample from the wire; nil for an unspecified or unknown region.
+    init?(wire sample: Facewire_V1_SkinSample) {
+        guard let region = PulseEstimator.Region(wire: sample.region) else { return nil }
+        self.init(region: region, r: Double(sample.r), g: Double(sample.g), b: Double(sample.b), pixels: Double(sample.pixels))
     }
 }
 

@@ -60,7 +60,9 @@ public struct AnalysisOptions: Sendable, Equatable {
         /// `all`), never a side effect of an upgrade.
         public static let standard: Classifiers = [.smile, .eyes, .pose, .quality]
         /// The classifiers that need the face mesh when the face is large enough for it.
-        public static let meshBased: Classifiers = Classifiers([.smile, .eyes, .pose, .quality]).union(.actions)
+        /// The classifiers read on the face mesh where it runs. The pulse is among them: the mesh outlines the
+        /// forehead a moving face's pulse is read on (``SkinSampler/meshForehead(_:mesh:)``).
+        public static let meshBased: Classifiers = Classifiers([.smile, .eyes, .pose, .quality, .pulse]).union(.actions)
 
         /// Parses a comma-separated list: `smile`, `eyes`, `pose`, `quality`, `pulse`, `all` or `none` (an empty string
         /// means none).

@@ -116,7 +116,7 @@ public struct PulseEstimator: Sendable {
         /// read, and it bounds the work a peer with absurd capture times can cause (one estimate per 8 × ``interval``
         /// samples: 4). A region with fewer in the window is not read.
         public var minSampleRate: Double = 8
-        /// Most samples kept (a window at 200 frames/s; 96 bytes each).
+        /// Most samples kept (a window at 200 frames/s; 128 bytes each).
         public var maxSamples = 2048
         /// Whether the face's own motion is regressed out of its colours before they are projected, for samples that
         /// carry the face's geometry (``PulseMotion``).
@@ -137,6 +137,9 @@ public struct PulseEstimator: Sendable {
         public var motionPenalty: Double = 3
         /// How near (bpm) a window's peak must be to the motion's, or to twice it, to count as on it.
         public var motionSpread: Double = 3
+        /// Whether a moving face's windows read the forehead that follows the face mesh, where every sample carries one
+        /// (``add(timeUs:regions:geometry:meshForehead:)``), instead of the one placed from the eyes.
+        public var meshForehead = true
 
         public init() {}
     }
@@ -172,6 +175,9 @@ public struct PulseEstimator: Sendable {
         public var motionBPM: Double?
         /// Seconds of samples the window held, when fewer than ``Configuration/window`` (a first window).
         public var seconds: Double?
+        /// Whether the window read the mesh's forehead (a moving face whose every sample carried one) instead of
+        /// the forehead placed from the eyes.
+        public var meshForehead = false
 
         public init(
             bpm: Double, refinedBPM: Double, snr: Double, signatureBPM: Double?, signatureSNR: Double, signatureAngle: Double = 0,
@@ -189,8 +195,9 @@ public struct PulseEstimator: Sendable {
         }
     }
 
-    /// A stored sample, 96 bytes: its time, the face's colour (the regions' pixel-weighted mean), each region's
-    /// that was measured, and the face's motion features (``PulseMotion/Geometry/features``; NaN: none). Colours come
+    /// A stored sample, 128 bytes: its time, the face's colour (the regions' pixel-weighted mean), each region's
+    /// that was measured, the face's motion features (``PulseMotion/Geometry/features``; NaN: none), and the mesh's
+    /// forehead with the face's colour made with it (NaN: none). Colours come
     /// off the wire as 32-bit floats; they are kept so.
     struct Sample {
         var t: Double
@@ -199,8 +206,23 @@ public struct PulseEstimator: Sendable {
         /// Bit `region.index`: the region was measured.
         var measured: UInt8 = 0
         var motion = SIMD8<Float>(repeating: .nan)
+        /// The mesh's forehead, and the face's colour with it in place of the eyes' forehead (NaN: none).
+        var meshForehead: (Float, Float, Float) = (.nan, .nan, .nan)
+        var meshColour: (Float, Float, Float) = (.nan, .nan, .nan)
 
         var hasMotion: Bool { !motion[0].isNaN }
+        var hasMesh: Bool { !meshForehead.0.isNaN }
+
+        /// The face's colour, with the mesh's forehead when `mesh`.
+        func rgb(mesh: Bool) -> PulseSignal.RGB {
+            mesh ? .init(t: t, r: Double(meshColour.0), g: Double(meshColour.1), b: Double(meshColour.2)) : rgb
+        }
+
+        /// `region`'s colour, the forehead from the mesh when `mesh`.
+        func colour(_ region: Region, mesh: Bool) -> PulseSignal.RGB? {
+            guard mesh, region == .forehead else { return self[region] }
+            return .init(t: t, r: Double(meshForehead.0), g: Double(meshForehead.1), b: Double(meshForehead.2))
+        }
 
         init(t: Double, colour: (Double, Double, Double)) {
             self.t = t
@@ -257,24 +279,46 @@ public struct PulseEstimator: Sendable {
     /// a kind, is left out; a frame with none left is ignored, as is a late one.
     /// `geometry`, where the face is in the frame, gives the motion reference (``PulseMotion``); without it (or when
     /// it cannot give features), the windows this sample is in are read without one.
-    public mutating func add(timeUs: Int64, regions: [RegionColour], geometry: PulseMotion.Geometry? = nil) -> Estimate? {
+    ///
+    /// `meshForehead`, the forehead outlined by the face mesh (a forehead region, ignored otherwise), is read instead
+    /// of the forehead in `regions` by the windows of a moving face whose every sample carries one
+    /// (``Configuration/meshForehead``).
+    public mutating func add(
+        timeUs: Int64, regions: [RegionColour], geometry: PulseMotion.Geometry? = nil, meshForehead: RegionColour? = nil
+    ) -> Estimate? {
         var kept: [RegionColour] = []
-        for region in regions where [region.r, region.g, region.b].allSatisfy({ Float($0).isFinite && Float($0) > 0 })
-            && region.pixels.isFinite && region.pixels > 0
-        {
+        for region in regions where Self.isUsable(region) {
             if !kept.contains(where: { $0.region == region.region }) { kept.append(region) }
         }
-        let weight = kept.reduce(0) { $0 + $1.pixels }
-        guard weight > 0, weight.isFinite else { return current }
-        let colour = (
-            kept.reduce(0) { $0 + $1.r * ($1.pixels / weight) }, kept.reduce(0) { $0 + $1.g * ($1.pixels / weight) },
-            kept.reduce(0) { $0 + $1.b * ($1.pixels / weight) }
+        guard let colour = Self.mean(kept) else { return current }
+        var mesh: (forehead: RegionColour, colour: (Double, Double, Double))?
+        if let forehead = meshForehead, forehead.region == .forehead, Self.isUsable(forehead),
+            let colour = Self.mean(kept.filter { $0.region != .forehead } + [forehead])
+        {
+            mesh = (forehead, colour)
+        }
+        return add(timeUs: timeUs, colour: colour, regions: kept, motion: geometry?.features, mesh: mesh)
+    }
+
+    /// Whether a region's colour is finite and positive in every channel (as 32-bit floats too) and in its pixels.
+    private static func isUsable(_ region: RegionColour) -> Bool {
+        [region.r, region.g, region.b].allSatisfy({ Float($0).isFinite && Float($0) > 0 }) && region.pixels.isFinite
+            && region.pixels > 0
+    }
+
+    /// The mean of `regions` weighted by their pixels; nil when they weigh nothing (or overflow).
+    private static func mean(_ regions: [RegionColour]) -> (Double, Double, Double)? {
+        let weight = regions.reduce(0) { $0 + $1.pixels }
+        guard weight > 0, weight.isFinite else { return nil }
+        return (
+            regions.reduce(0) { $0 + $1.r * ($1.pixels / weight) }, regions.reduce(0) { $0 + $1.g * ($1.pixels / weight) },
+            regions.reduce(0) { $0 + $1.b * ($1.pixels / weight) }
         )
-        return add(timeUs: timeUs, colour: colour, regions: kept, motion: geometry?.features)
     }
 
     private mutating func add(
-        timeUs: Int64, colour: (Double, Double, Double), regions: [RegionColour], motion: SIMD8<Float>? = nil
+        timeUs: Int64, colour: (Double, Double, Double), regions: [RegionColour], motion: SIMD8<Float>? = nil,
+        mesh: (forehead: RegionColour, colour: (Double, Double, Double))? = nil
     ) -> Estimate? {
         let t = Double(timeUs) / 1_000_000
         // Positive and finite as 32-bit floats too (how they are kept).
@@ -292,6 +336,10 @@ public struct PulseEstimator: Sendable {
         var sample = Sample(t: t, colour: colour)
         for region in regions { sample.set(region.region, (Float(region.r), Float(region.g), Float(region.b))) }
         if let motion { sample.motion = motion }
+        if let mesh, [mesh.colour.0, mesh.colour.1, mesh.colour.2].allSatisfy({ Float($0).isFinite && Float($0) > 0 }) {
+            sample.meshForehead = (Float(mesh.forehead.r), Float(mesh.forehead.g), Float(mesh.forehead.b))
+            sample.meshColour = (Float(mesh.colour.0), Float(mesh.colour.1), Float(mesh.colour.2))
+        }
         samples.append(sample)
         // Keep one window (and a little): older samples are no use.
         if let first = samples.first, t - first.t > configuration.window + 1 || samples.count > configuration.maxSamples {
@@ -334,7 +382,8 @@ public struct PulseEstimator: Sendable {
         let start = samples.lastIndex { t - $0.t > seconds }.map { $0 + 1 } ?? samples.startIndex
         let slice = Array(samples[start...])
         // A face the newest window found still is read still until the next window (the check costs as much again).
-        let grid = uniform(slice, regression: reading.motionBPM == nil ? nil : motionRegression(slice))
+        let regression = reading.motionBPM == nil ? nil : motionRegression(slice)
+        let grid = uniform(slice, regression: regression, mesh: reading.meshForehead && regression != nil && slice.allSatisfy(\.hasMesh))
         guard let refined = refine(project(grid, configuration.method), around: reading.bpm / 60) else { return }
         estimate.bpm = refined * 60
         current = estimate
@@ -351,9 +400,11 @@ public struct PulseEstimator: Sendable {
     /// explains taken out (``PulseMotion``) when configured and every sample carries the face's geometry.
     /// `regression`, when given, was made from exactly `series` (``motionRegression(_:)``); a region measured on
     /// fewer of them gets its own (none when the face's is none).
-    private func uniform(_ series: [Sample], region: Region? = nil, regression: PulseMotion.Regression?) -> [PulseSignal.RGB] {
-        let kept = region.map { region in series.filter { $0[region] != nil } } ?? series
-        let colours = region.map { region in kept.compactMap { $0[region] } } ?? kept.map(\.rgb)
+    private func uniform(
+        _ series: [Sample], region: Region? = nil, regression: PulseMotion.Regression?, mesh: Bool = false
+    ) -> [PulseSignal.RGB] {
+        let kept = region.map { region in series.filter { $0.colour(region, mesh: mesh) != nil } } ?? series
+        let colours = region.map { region in kept.compactMap { $0.colour(region, mesh: mesh) } } ?? kept.map { $0.rgb(mesh: mesh) }
         let grid = PulseSignal.resample(colours, rate: configuration.rate)
         let own = kept.count == series.count || regression == nil ? regression : motionRegression(kept)
         return own.map { $0.clean(grid) } ?? grid
@@ -407,7 +458,8 @@ public struct PulseEstimator: Sendable {
         let window = samples.filter { t - $0.t <= configuration.window }
         let span = min(configuration.window, t - (window.first?.t ?? t))
         let regression = motionRegression(window)
-        let grid = uniform(window, regression: regression)
+        let mesh = configuration.meshForehead && regression != nil && window.allSatisfy(\.hasMesh)
+        let grid = uniform(window, regression: regression, mesh: mesh)
         let signal = project(grid, configuration.method)
         guard let peak = peak(of: signal) else {
             forgetReadings()
@@ -419,10 +471,11 @@ public struct PulseEstimator: Sendable {
         var regions = 0
         var agreeing = 0
         for region in Region.allCases {
-            let series = window.compactMap { $0[region] }
+            let series = window.compactMap { $0.colour(region, mesh: mesh) }
             guard Double(series.count) >= configuration.minSampleRate * span, let first = series.first,
                 let last = series.last, last.t - first.t >= span * 0.98,
-                let own = self.peak(of: project(uniform(window, region: region, regression: regression), configuration.method), resolution: 0.02)
+                let own = self.peak(
+                    of: project(uniform(window, region: region, regression: regression, mesh: mesh), configuration.method), resolution: 0.02)
             else { continue }
             regions += 1
             if abs(own.frequency - peak.frequency) * 60 <= configuration.maxRegionSpread { agreeing += 1 }
@@ -435,6 +488,7 @@ public struct PulseEstimator: Sendable {
             regions: regions, regionsAgreeing: agreeing)
         if span < configuration.window * 0.98 { reading.seconds = span }
         reading.motionBPM = regression?.motion.map { $0 * 60 }
+        reading.meshForehead = mesh
         latest = reading
         recent.append(reading.bpm)
         let keep = max(2, configuration.agreement)  // at least the previous peak, for holding

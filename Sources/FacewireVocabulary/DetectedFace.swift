@@ -55,6 +55,9 @@ public struct DetectedFace: Sendable, Equatable {
     /// The mean colour of the face's skin regions (the pulse classifier), measured in the decoded image; empty when
     /// it did not run or found no region.
     public var skin: [SkinSample] = []
+    /// Skin regions outlined by the face mesh instead of placed from the eyes (the pulse classifier, when the mesh
+    /// ran on the face): the forehead only; empty otherwise.
+    public var meshSkin: [SkinSample] = []
     /// The smile and eyes-closed classifiers' results; `nil` fields mean the classifier did not run.
     public var expression: FaceExpression
 

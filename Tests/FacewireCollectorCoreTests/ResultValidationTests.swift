@@ -179,6 +179,25 @@ struct ResultValidationTests {
         }
     }
 
+    @Test func meshSkinIsCheckedAsSkinIs() {
+        func check(_ meshSkin: [Facewire_V1_SkinSample]) -> ResultValidation.Rejection? {
+            var result = Self.result(faces: [Self.face {
+                $0.skin = [Self.sample(.forehead), Self.sample(.leftCheek)]
+                $0.meshSkin = meshSkin
+            }])
+            (result.width, result.height) = (640, 480)
+            return ResultValidation.rejection(of: result, wallMicroseconds: Self.wall)
+        }
+        #expect(check([Self.sample(.forehead, pixels: 900, colour: 140)]) == nil)
+        #expect(check([Self.sample(.forehead), Self.sample(.forehead)]) == .skin, "two foreheads")
+        #expect(check([Self.sample(.forehead), Self.sample(.leftCheek), Self.sample(.rightCheek), Self.sample(.forehead)]) == .skin)
+        #expect(check([Self.sample(.UNRECOGNIZED(7))]) == .skin)
+        #expect(check([Self.sample(.forehead, pixels: 640 * 480 + 1)]) == .skin, "more pixels than the frame has")
+        for colour in [Float.nan, .infinity, -0.5, 255.5, .greatestFiniteMagnitude] {
+            #expect(check([Self.sample(.forehead, colour: colour)]) == .skin, "\(colour)")
+        }
+    }
+
     @Test func aHeartRateFromAWorkerIsRejected() {
         let face = Self.face { $0.heartRate = .with { $0.bpm = 72 } }
         #expect(ResultValidation.rejection(of: Self.result(faces: [Self.face(), face]), wallMicroseconds: Self.wall) == .heartRate)

@@ -1,4 +1,4 @@
-import FacewireDetection
+@testable import FacewireDetection
 import FacewireImage
 import Foundation
 import Testing
@@ -69,5 +69,51 @@ struct SkinSamplerTests {
         for (left, right) in cases { #expect(SkinSampler.sample(image, leftEye: left, rightEye: right).isEmpty) }
         let grey = PixelImage(width: 200, height: 200, format: .grey)
         #expect(SkinSampler.sample(grey, leftEye: .init(x: 70, y: 90), rightEye: .init(x: 130, y: 90)).isEmpty)
+    }
+
+    /// A mesh whose every point sits at `rest`, but for the forehead's, which outline `outline` (in the order of
+    /// ``SkinSampler/meshForeheadPoints``).
+    static func mesh(forehead outline: [SIMD2<Float>], rest: SIMD2<Float> = SIMD2(100, 150)) -> [SIMD3<Float>] {
+        var points = [SIMD3<Float>](repeating: SIMD3(rest.x, rest.y, 0), count: 468)
+        for (index, point) in zip(SkinSampler.meshForeheadPoints, outline) { points[index] = SIMD3(point.x, point.y, 0) }
+        return points
+    }
+
+    /// A hexagon from (60, 20) to (140, 60), with two points inside (the hull leaves them out).
+    static let hexagon: [SIMD2<Float>] = [
+        SIMD2(70, 20), SIMD2(100, 20), SIMD2(130, 20), SIMD2(110, 40), SIMD2(140, 40), SIMD2(100, 60), SIMD2(60, 40),
+        SIMD2(90, 40),
+    ]
+
+    @Test func theMeshForeheadIsTheSkinInsideItsOutline() throws {
+        // Skin inside the hexagon's rows 20...60 only where the hull reaches; a redder skin below the outline.
+        let image = Self.image { _, y in y > 62 ? (90, 110, 170) : nil }
+        let sample = try #require(SkinSampler.meshForehead(image, mesh: Self.mesh(forehead: Self.hexagon)))
+        #expect(sample.region == .forehead)
+        #expect(sample.r == 160 && sample.g == 115 && sample.b == 95, "only the pixels inside the outline: \(sample)")
+        // The hull (70,20) (130,20) (140,40) (100,60) (60,40): 2200 px² by the shoelace formula.
+        #expect(abs(sample.pixels - 2200) <= 100, "the outline's area: \(sample.pixels)")
+        let hull = SkinSampler.convexHull(Self.hexagon)
+        #expect(hull.count == 5 && !hull.contains(SIMD2(110, 40)) && !hull.contains(SIMD2(90, 40)) && !hull.contains(SIMD2(100, 20)))
+        #expect(SkinSampler.contains(hull, SIMD2(100, 40)) && !SkinSampler.contains(hull, SIMD2(62, 22)))
+    }
+
+    @Test func aMeshForeheadThatIsNotSkinOrNotThereGivesNothing() {
+        let blue = Self.image { _, y in y < 70 ? (200, 60, 30) : nil }
+        #expect(SkinSampler.meshForehead(blue, mesh: Self.mesh(forehead: Self.hexagon)) == nil, "no skin inside")
+        let image = Self.image()
+        let shifted = Self.hexagon.map { $0 + SIMD2(80, 0) }  // reaches past x = 200
+        let cases: [[SIMD3<Float>]] = [
+            Self.mesh(forehead: shifted),
+            Self.mesh(forehead: Self.hexagon.map { _ in SIMD2(100, 30) }),  // every point in one place
+            Self.mesh(forehead: Self.hexagon.map { $0 * SIMD2(0.04, 1) }),  // 3 px wide
+            Self.mesh(forehead: [SIMD2(.nan, 20)] + Self.hexagon.dropFirst()),
+            Self.mesh(forehead: [SIMD2(-1e30, 20)] + Self.hexagon.dropFirst()),
+            Self.mesh(forehead: [SIMD2(1e30, .infinity)] + Self.hexagon.dropFirst()),
+            Array(Self.mesh(forehead: Self.hexagon).prefix(467)),  // not the 468-point mesh
+            [],
+        ]
+        for mesh in cases { #expect(SkinSampler.meshForehead(image, mesh: mesh) == nil) }
+        #expect(SkinSampler.meshForehead(PixelImage(width: 200, height: 200, format: .grey), mesh: Self.mesh(forehead: Self.hexagon)) == nil)
     }
 }

@@ -55,7 +55,7 @@ struct GoldenVectorTests {
             "stream_frame", "stream_event", "stream_end", "stream_heartbeat", "bad_version", "truncated", "bad_stream_id",
             "frame_settings", "frame_settings_no_classifiers", "frame_settings_empty", "frame_settings_unknown",
             "envelope_result_expression", "stream_frame_expression", "envelope_result_pulse", "stream_frame_pulse",
-            "stream_event_left_heart_rate",
+            "stream_event_left_heart_rate", "envelope_result_pulse_mesh",
         ]
         #expect(required.isSubset(of: Set(vectors.map(\.name))))
 
@@ -205,6 +205,18 @@ struct GoldenVectorDetailTests {
         let bare = result.faces[2]
         #expect(!bare.hasYaw && !bare.hasSmileScore && !bare.hasLeftEyeClosedScore && !bare.hasRightEyeClosedScore)
         #expect(!bare.hasSmile_p && !bare.leftEyeClosed && !bare.rightEyeClosed)
+    }
+
+    @Test func theMeshForehead() throws {
+        let result = try #require(try frameResult("envelope_result_pulse_mesh"))
+        let face = try #require(result.faces.first)
+        #expect(face.skin.count == 3, "the regions placed from the eyes stay")
+        #expect(face.meshSkin.map(\.region) == [.forehead] && face.meshSkin[0].pixels == 2210)
+        #expect(face.meshSkin[0].r == 168.25 && face.meshSkin[0].g == 120.5 && face.meshSkin[0].b == 97)
+        // Field 29 (a two-byte key, ea 01), 20 bytes, after every other field of the face (a previous-version
+        // decoder skips it as an unknown field).
+        let bytes = hex(try parts("envelope_result_pulse_mesh").last!)
+        #expect(bytes.contains("ea011408011500402843"))
     }
 
     @Test(arguments: ["envelope_result_pulse", "stream_frame_pulse"])

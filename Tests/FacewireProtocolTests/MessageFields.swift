@@ -93,6 +93,7 @@ enum MessageFields {
         if face.hasLeftEyeClosedScore { out["left_eye_closed_score"] = number(face.leftEyeClosedScore) }
         if face.hasRightEyeClosedScore { out["right_eye_closed_score"] = number(face.rightEyeClosedScore) }
         out["skin"] = .array(face.skin.map(of))
+        if !face.meshSkin.isEmpty { out["mesh_skin"] = .array(face.meshSkin.map(of)) }
         if face.hasHeartRate { out["heart_rate"] = of(face.heartRate) }
         if face.withheld != 0 { out["withheld"] = number(face.withheld) }
         if !face.expressions.isEmpty {

@@ -86,6 +86,7 @@ struct WireMappingTests {
         face.attributeSource = .mesh
         face.landmarks = FaceLandmarks(scheme: .mesh, points: (0..<468).map { FacePoint(x: Float($0), y: 1) })
         face.skin = [SkinSample(region: .leftCheek, r: 100, g: 90, b: 80, pixels: 50)]
+        face.meshSkin = [SkinSample(region: .forehead, r: 120, g: 95, b: 85, pixels: 70)]
         face.withheld = 2
         face.actions = [ActionReading(action: .lipPucker, score: 75, present: true)]
         return face
@@ -120,6 +121,8 @@ struct WireMappingTests {
         #expect(wire.leftEyeOpenness == model.expression.leftEyeOpenness && wire.rightEyeOpenness == model.expression.rightEyeOpenness)
         #expect(wire.attributeSource == .mesh && wire.landmarkScheme == .mesh && wire.landmarks.count == 936)
         #expect(wire.skin.count == 1 && wire.skin[0].region == .leftCheek && wire.skin[0].g == 90 && wire.skin[0].pixels == 50)
+        #expect(wire.meshSkin.count == 1 && wire.meshSkin[0].region == .forehead && wire.meshSkin[0].r == 120
+            && wire.meshSkin[0].pixels == 70)
         #expect(wire.withheld == 2)
         #expect(wire.expressions.count == 1 && wire.expressions[0].expression == .lipPucker && wire.expressions[0].score == 75
             && wire.expressions[0].present)

@@ -160,4 +160,83 @@ struct PulseMotionTests {
             #expect(a.add(timeUs: t, regions: regions, geometry: geometry) == b.add(timeUs: t, regions: regions))
         }
     }
+
+    /// The nodding face's samples with a forehead outlined by the mesh: the eyes' forehead's colour, brighter and
+    /// flickering a little at 102 per minute (so that what reads it can tell).
+    static func withMeshForehead(
+        _ samples: [(t: Int64, regions: [PulseEstimator.RegionColour], geometry: PulseMotion.Geometry)]
+    ) -> [(t: Int64, regions: [PulseEstimator.RegionColour], geometry: PulseMotion.Geometry, mesh: PulseEstimator.RegionColour)] {
+        samples.map { sample in
+            var mesh = sample.regions.first { $0.region == .forehead }!
+            let flicker = 1 + 0.004 * sin(2 * .pi * 1.7 * Double(sample.t) / 1_000_000)
+            (mesh.r, mesh.g, mesh.b, mesh.pixels) = (mesh.r * 1.05 * flicker, mesh.g * 1.02 * flicker, mesh.b * flicker, 3000)
+            return (sample.t, sample.regions, sample.geometry, mesh)
+        }
+    }
+
+    @Test("a moving face's windows read the mesh's forehead; a still face's never do, and read exactly as without it")
+    func meshForeheadOnlyWhenMoving() {
+        let nodding = Self.withMeshForehead(Self.nodding(nodBPM: 100))
+        var moving = PulseEstimator()
+        var off = PulseEstimator(configuration: { var c = PulseEstimator.Configuration(); c.meshForehead = false; return c }())
+        var readMesh = 0
+        var differ = 0
+        for s in nodding {
+            let a = moving.add(timeUs: s.t, regions: s.regions, geometry: s.geometry, meshForehead: s.mesh)
+            let b = off.add(timeUs: s.t, regions: s.regions, geometry: s.geometry, meshForehead: s.mesh)
+            if moving.latest?.meshForehead == true { readMesh += 1 }
+            #expect(off.latest?.meshForehead != true, "switched off")
+            if a != b { differ += 1 }
+        }
+        #expect(readMesh > 500, "a nodding face's windows read the mesh's forehead: \(readMesh) frames")
+        #expect(differ > 0, "and what it reads is not the eyes' forehead")
+
+        // Still: the same face without the nod, mesh forehead or not: estimate for estimate.
+        let skin = SyntheticPulse.skin(bpm: 84, seconds: 25, seed: 3)
+        var random = SplitMix64(seed: 4)
+        var with = PulseEstimator()
+        var without = PulseEstimator()
+        let geometry = PulseMotion.Geometry(leftEye: SIMD2(100, 100), rightEye: SIMD2(180, 100), mouth: SIMD2(140, 170), bounds: SIMD4(70, 40, 140, 180))
+        var reported = 0
+        for (t, r, g, bl) in skin {
+            let regions = SyntheticPulse.regions((r, g, bl), &random)
+            let mesh = PulseEstimator.RegionColour(region: .forehead, r: r * 1.1, g: g, b: bl, pixels: 3000)
+            let a = with.add(timeUs: t, regions: regions, geometry: geometry, meshForehead: mesh)
+            #expect(a == without.add(timeUs: t, regions: regions, geometry: geometry))
+            #expect(with.latest?.meshForehead != true)
+            if a != nil { reported += 1 }
+        }
+        #expect(reported > 100, "the still face is read: \(reported)")
+    }
+
+    @Test("a hostile or misplaced mesh forehead is left out: the windows read the eyes' forehead, as without one")
+    func hostileMeshForehead() {
+        let nodding = Self.nodding(nodBPM: 100)
+        let bad: [PulseEstimator.RegionColour] = [
+            .init(region: .forehead, r: .nan, g: 100, b: 100, pixels: 3000),
+            .init(region: .forehead, r: -5, g: 100, b: 100, pixels: 3000),
+            .init(region: .forehead, r: 1e300, g: 100, b: 100, pixels: 3000),  // infinite as a Float
+            .init(region: .forehead, r: 100, g: 100, b: 100, pixels: .infinity),
+            .init(region: .forehead, r: 100, g: 100, b: 100, pixels: 0),
+            .init(region: .leftCheek, r: 100, g: 100, b: 100, pixels: 3000),  // not a forehead
+        ]
+        for mesh in bad {
+            var a = PulseEstimator()
+            var b = PulseEstimator()
+            for s in nodding {
+                #expect(a.add(timeUs: s.t, regions: s.regions, geometry: s.geometry, meshForehead: mesh)
+                    == b.add(timeUs: s.t, regions: s.regions, geometry: s.geometry))
+                #expect(a.latest?.meshForehead != true)
+            }
+        }
+        // One frame in the window without a mesh forehead: that window reads the eyes' forehead.
+        let mixed = Self.withMeshForehead(nodding)
+        var estimator = PulseEstimator()
+        var read = [Bool]()
+        for (index, s) in mixed.enumerated() {
+            _ = estimator.add(timeUs: s.t, regions: s.regions, geometry: s.geometry, meshForehead: index == 400 ? nil : s.mesh)
+            if index == 420 || index == 760 { read.append(estimator.latest?.meshForehead ?? false) }
+        }
+        #expect(read == [false, true], "the window with the gap at frame 400 (frame 420), one 12 s later (frame 760)")
+    }
 }

@@ -208,6 +208,8 @@ def enc_face(m):
     out += f_uint(27, m.get("withheld", 0))  # two-byte key d8 01
     for reading in m.get("expressions", []):  # field 28, key e2 01
         out += f_message(28, f_uint(1, EXPRESSIONS[reading["expression"]]) + f_float(2, reading["score"]) + f_bool(3, reading["present"]))
+    for sample in m.get("mesh_skin", []):  # field 29, key ea 01
+        out += f_message(29, enc_skin_sample(sample))
     return out
 
 
@@ -614,6 +616,11 @@ RESULT_PULSE = dict(
     faces=[FACE_PULSE],
 )
 
+# The same, measured on the face mesh too (SPEC 11.5): the forehead the mesh outlines, in mesh_skin.
+RESULT_PULSE_MESH = dict(RESULT_PULSE, faces=[dict(FACE_PULSE, mesh_skin=[
+    {"region": "REGION_FOREHEAD", "r": 168.25, "g": 120.5, "b": 97.0, "pixels": 2210},
+])])
+
 # What the collector publishes once the track's estimate is trustworthy: the same face, tracked, with heart_rate.
 HEART_RATE = {"bpm": 72.5, "snr": 6.25, "window_seconds": 10.0}
 STREAM_RESULT_PULSE = dict(RESULT_PULSE)
@@ -799,6 +806,7 @@ for name, body_name, body in (
     ("envelope_result", "result", RESULT),
     ("envelope_result_expression", "result", RESULT_EXPRESSION),
     ("envelope_result_pulse", "result", RESULT_PULSE),
+    ("envelope_result_pulse_mesh", "result", RESULT_PULSE_MESH),
     ("envelope_skipped", "skipped", SKIPPED),
     ("envelope_end", "end", END),
     ("envelope_reset", "reset", {"stream": STREAM, "request_id": "r-1"}),

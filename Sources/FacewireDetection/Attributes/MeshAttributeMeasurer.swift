@@ -145,6 +145,9 @@ public final class MeshAttributeMeasurer: FaceAttributeMeasurer {
                 faceHeight: face.bounds.height, sharpness: output.sharpness, yaw: pose?.yaw ?? face.yaw, pitch: pose?.pitch,
                 presence: output.presence)
         }
+        if classifiers.contains(.pulse), let forehead = SkinSampler.meshForehead(image, mesh: points) {
+            face.meshSkin = [forehead]
+        }
         if options.landmarks == .mesh {
             face.landmarks = FaceLandmarks(scheme: .mesh, points: points.map { FacePoint(x: $0.x, y: $0.y) })
         }

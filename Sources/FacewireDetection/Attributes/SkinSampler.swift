@@ -42,6 +42,63 @@ public enum SkinSampler {
         }
     }
 
+    /// The face mesh's points (MediaPipe's 468-point topology) that outline the forehead: from the hairline (109,
+    /// 10, 338) down the temples (69, 299) to the brows' middle (9), with 108 and 337 between. Drawn on our clips,
+    /// their hull stays on the forehead's skin as the head nods, turns and talks.
+    public static let meshForeheadPoints = [109, 10, 338, 337, 299, 9, 69, 108]
+
+    /// The forehead outlined by the face `mesh` (468 points in `image`'s coordinates): the mean colour of the skin
+    /// pixels inside the convex hull of ``meshForeheadPoints``, with the same skin test as the regions placed from the
+    /// eyes. Nil for another image format or mesh size, points that are not finite, a hull partly outside the
+    /// image, narrower than ``minEyeDistance`` or with fewer than ``minPixels`` skin pixels.
+    ///
+    /// Why: regions placed from the eyes slide over the brows and the hairline as a head nods or talks, and that colour
+    /// change comes at the motion's rate; the mesh's forehead stays on skin. On the synthetic clips with rhythmic head
+    /// motion it read the pulse within 5 bpm on more of the reported seconds and reported more of them
+    /// (BENCHMARKS.md, "Heads that move"); on still real faces it read no better, so the collector reads it only for a
+    /// face that moves (``PulseEstimator``).
+    public static func meshForehead(_ image: PixelImage, mesh: [SIMD3<Float>]) -> Sample? {
+        guard image.format == .bgr, mesh.count == 468 else { return nil }
+        let points = meshForeheadPoints.map { SIMD2(mesh[$0].x, mesh[$0].y) }
+        guard points.allSatisfy({ $0.x.isFinite && $0.y.isFinite }) else { return nil }
+        let hull = convexHull(points)
+        guard hull.count >= 3, let x0 = hull.map(\.x).min(), let x1 = hull.map(\.x).max(), let y0 = hull.map(\.y).min(),
+            let y1 = hull.map(\.y).max(), x0 >= 0, y0 >= 0, x1 < Float(image.width), y1 < Float(image.height),
+            x1 - x0 >= minEyeDistance
+        else { return nil }
+        return skinMean(image, region: .forehead, columns: Int(x0)...Int(x1), rows: Int(y0)...Int(y1)) { contains(hull, $0) }
+    }
+
+    /// The convex hull of `points`, counter-clockwise in image coordinates' sense (Andrew's monotone chain).
+    static func convexHull(_ points: [SIMD2<Float>]) -> [SIMD2<Float>] {
+        let sorted = points.sorted { $0.x != $1.x ? $0.x < $1.x : $0.y < $1.y }
+        guard sorted.count >= 3 else { return sorted }
+        func cross(_ o: SIMD2<Float>, _ a: SIMD2<Float>, _ b: SIMD2<Float>) -> Float {
+            (a.x - o.x) * (b.y - o.y) - (a.y - o.y) * (b.x - o.x)
+        }
+        var lower: [SIMD2<Float>] = []
+        for p in sorted {
+            while lower.count >= 2 && cross(lower[lower.count - 2], lower[lower.count - 1], p) <= 0 { lower.removeLast() }
+            lower.append(p)
+        }
+        var upper: [SIMD2<Float>] = []
+        for p in sorted.reversed() {
+            while upper.count >= 2 && cross(upper[upper.count - 2], upper[upper.count - 1], p) <= 0 { upper.removeLast() }
+            upper.append(p)
+        }
+        return Array(lower.dropLast() + upper.dropLast())
+    }
+
+    /// Whether `p` lies inside or on the convex polygon `hull` (from ``convexHull(_:)``).
+    static func contains(_ hull: [SIMD2<Float>], _ p: SIMD2<Float>) -> Bool {
+        for i in hull.indices {
+            let a = hull[i]
+            let b = hull[(i + 1) % hull.count]
+            if (b.x - a.x) * (p.y - a.y) - (b.y - a.y) * (p.x - a.x) < 0 { return false }
+        }
+        return true
+    }
+
     private static func mean(
         _ image: PixelImage, region: Region, centre: (x: Float, y: Float), u: (x: Float, y: Float), v: (x: Float, y: Float),
         width: Float, height: Float
@@ -54,15 +111,23 @@ public enum SkinSampler {
         let x0 = centre.x - extentX, x1 = centre.x + extentX
         let y0 = centre.y - extentY, y1 = centre.y + extentY
         guard x0 >= 0, y0 >= 0, x1 < Float(image.width), y1 < Float(image.height) else { return nil }
+        return skinMean(image, region: region, columns: Int(x0)...Int(x1), rows: Int(y0)...Int(y1)) { p in
+            let (px, py) = (p.x - centre.x, p.y - centre.y)
+            return abs(px * u.x + py * u.y) <= hw && abs(px * v.x + py * v.y) <= hh
+        }
+    }
+
+    /// The mean colour of the skin pixels of `image` (BGR) in `columns` × `rows` (inside it) whose centre is
+    /// `inside` the region; nil with fewer than ``minPixels``.
+    private static func skinMean(
+        _ image: PixelImage, region: Region, columns: ClosedRange<Int>, rows: ClosedRange<Int>, inside: (SIMD2<Float>) -> Bool
+    ) -> Sample? {
         var sum = (b: 0, g: 0, r: 0)
         var count = 0
         image.bytes.withUnsafeBufferPointer { bytes in
-            for y in Int(y0)...Int(y1) {
+            for y in rows {
                 let row = y * image.stride
-                for x in Int(x0)...Int(x1) {
-                    let px = Float(x) + 0.5 - centre.x
-                    let py = Float(y) + 0.5 - centre.y
-                    guard abs(px * u.x + py * u.y) <= hw, abs(px * v.x + py * v.y) <= hh else { continue }
+                for x in columns where inside(SIMD2(Float(x) + 0.5, Float(y) + 0.5)) {
                     let i = row + 3 * x
                     let (b, g, r) = (Int(bytes[i]), Int(bytes[i + 1]), Int(bytes[i + 2]))
                     guard isSkin(r: r, g: g, b: b) else { continue }

@@ -48,19 +48,8 @@ extension WireFace {
             wire.present = reading.present
             return wire
         }
-        skin = face.skin.map { sample in
-            var wire = Facewire_V1_SkinSample()
-            switch sample.region {
-            case .forehead: wire.region = .forehead
-            case .leftCheek: wire.region = .leftCheek
-            case .rightCheek: wire.region = .rightCheek
-            }
-            wire.r = sample.r
-            wire.g = sample.g
-            wire.b = sample.b
-            wire.pixels = UInt32(clamping: sample.pixels)
-            return wire
-        }
+        skin = face.skin.map(Facewire_V1_SkinSample.init)
+        meshSkin = face.meshSkin.map(Facewire_V1_SkinSample.init)
         switch face.attributeSource {
         case .mesh: attributeSource = .mesh
         case .landmarks: attributeSource = .landmarks
@@ -88,6 +77,22 @@ extension WireFace {
     /// `withheld`'s bits by name, in bit order; an unknown bit as `bitN` (SPEC 12.1).
     public var withheldNames: [String] {
         (0..<32).filter { withheld & (1 << $0) != 0 }.map { Self.classifierNames.indices.contains($0) ? Self.classifierNames[$0] : "bit\($0)" }
+    }
+}
+
+extension Facewire_V1_SkinSample {
+    /// A worker's skin sample on the wire.
+    init(_ sample: SkinSample) {
+        self.init()
+        switch sample.region {
+        case .forehead: region = .forehead
+        case .leftCheek: region = .leftCheek
+        case .rightCheek: region = .rightCheek
+        }
+        r = sample.r
+        g = sample.g
+        b = sample.b
+        pixels = UInt32(clamping: sample.pixels)
     }
 }
 
@@ -203,25 +208,8 @@ extension JSONLines {
             out.append("]")
         }
         if face.hasHeartRate { write(heartRate: face.heartRate, into: &out) }
-        if !face.skin.isEmpty {
-            // The raw skin colour (pulse classifier): 3 decimals, as a beat moves it by a fraction of a level.
-            out.append(",\"skin\":[")
-            for (index, sample) in face.skin.enumerated() {
-                if index > 0 { out.append(",") }
-                switch sample.region {
-                case .forehead: out.append("{\"region\":\"forehead\"")
-                case .leftCheek: out.append("{\"region\":\"leftCheek\"")
-                case .rightCheek: out.append("{\"region\":\"rightCheek\"")
-                default: out.append("{\"region\":\"unknown\"")
-                }
-                field(",\"r\":", sample.r, 3, into: &out)
-                field(",\"g\":", sample.g, 3, into: &out)
-                field(",\"b\":", sample.b, 3, into: &out)
-                field(",\"pixels\":", sample.pixels, into: &out)
-                out.append("}")
-            }
-            out.append("]")
-        }
+        write(skin: face.skin, named: "skin", into: &out)
+        write(skin: face.meshSkin, named: "meshSkin", into: &out)
         if !face.landmarks.isEmpty {
             out.append(face.landmarkScheme == .mesh ? ",\"landmarkScheme\":\"mesh\"" : ",\"landmarkScheme\":\"five\"")
             out.append(",\"landmarks\":[")

@@ -865,6 +865,14 @@ public nonisolated struct Facewire_V1_Face: @unchecked Sendable {
     set {_uniqueStorage()._expressions = newValue}
   }
 
+  /// Pulse, when the worker ran the face mesh (SPEC.md 11.5): skin regions outlined by the mesh instead of placed from
+  /// the eyes; v1 sends the forehead only. At most one per region kind, checked as `skin` is. The collector reads the
+  /// mesh's forehead for a face that moves; a previous-version collector skips the field and reads `skin`.
+  public var meshSkin: [Facewire_V1_SkinSample] {
+    get {_storage._meshSkin}
+    set {_uniqueStorage()._meshSkin = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2311,7 +2319,7 @@ nonisolated extension Facewire_V1_Rect: SwiftProtobuf.Message, SwiftProtobuf._Me
 
 nonisolated extension Facewire_V1_Face: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Face"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}bounds\0\u{3}left_eye\0\u{3}right_eye\0\u{1}mouth\0\u{3}face_angle\0\u{1}confidence\0\u{3}tracking_id\0\u{3}tracking_frame_count\0\u{1}nose\0\u{1}yaw\0\u{3}has_smile\0\u{3}smile_score\0\u{3}left_eye_closed\0\u{3}right_eye_closed\0\u{3}left_eye_closed_score\0\u{3}right_eye_closed_score\0\u{1}pitch\0\u{1}roll\0\u{3}left_eye_openness\0\u{3}right_eye_openness\0\u{1}quality\0\u{3}attribute_source\0\u{3}landmark_scheme\0\u{1}landmarks\0\u{1}skin\0\u{3}heart_rate\0\u{1}withheld\0\u{1}expressions\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}bounds\0\u{3}left_eye\0\u{3}right_eye\0\u{1}mouth\0\u{3}face_angle\0\u{1}confidence\0\u{3}tracking_id\0\u{3}tracking_frame_count\0\u{1}nose\0\u{1}yaw\0\u{3}has_smile\0\u{3}smile_score\0\u{3}left_eye_closed\0\u{3}right_eye_closed\0\u{3}left_eye_closed_score\0\u{3}right_eye_closed_score\0\u{1}pitch\0\u{1}roll\0\u{3}left_eye_openness\0\u{3}right_eye_openness\0\u{1}quality\0\u{3}attribute_source\0\u{3}landmark_scheme\0\u{1}landmarks\0\u{1}skin\0\u{3}heart_rate\0\u{1}withheld\0\u{1}expressions\0\u{3}mesh_skin\0")
 
   fileprivate class _StorageClass {
     var _bounds: Facewire_V1_Rect? = nil
@@ -2342,6 +2350,7 @@ nonisolated extension Facewire_V1_Face: SwiftProtobuf.Message, SwiftProtobuf._Me
     var _heartRate: Facewire_V1_HeartRate? = nil
     var _withheld: UInt32 = 0
     var _expressions: [Facewire_V1_ExpressionReading] = []
+    var _meshSkin: [Facewire_V1_SkinSample] = []
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -2380,6 +2389,7 @@ nonisolated extension Facewire_V1_Face: SwiftProtobuf.Message, SwiftProtobuf._Me
       _heartRate = source._heartRate
       _withheld = source._withheld
       _expressions = source._expressions
+      _meshSkin = source._meshSkin
     }
   }
 
@@ -2426,6 +2436,7 @@ nonisolated extension Facewire_V1_Face: SwiftProtobuf.Message, SwiftProtobuf._Me
         case 26: try { try decoder.decodeSingularMessageField(value: &_storage._heartRate) }()
         case 27: try { try decoder.decodeSingularUInt32Field(value: &_storage._withheld) }()
         case 28: try { try decoder.decodeRepeatedMessageField(value: &_storage._expressions) }()
+        case 29: try { try decoder.decodeRepeatedMessageField(value: &_storage._meshSkin) }()
         default: break
         }
       }
@@ -2522,6 +2533,9 @@ nonisolated extension Facewire_V1_Face: SwiftProtobuf.Message, SwiftProtobuf._Me
       if !_storage._expressions.isEmpty {
         try visitor.visitRepeatedMessageField(value: _storage._expressions, fieldNumber: 28)
       }
+      if !_storage._meshSkin.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._meshSkin, fieldNumber: 29)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -2559,6 +2573,7 @@ nonisolated extension Facewire_V1_Face: SwiftProtobuf.Message, SwiftProtobuf._Me
         if _storage._heartRate != rhs_storage._heartRate {return false}
         if _storage._withheld != rhs_storage._withheld {return false}
         if _storage._expressions != rhs_storage._expressions {return false}
+        if _storage._meshSkin != rhs_storage._meshSkin {return false}
         return true
       }
       if !storagesAreEqual {return false}

@@ -120,6 +120,30 @@ public enum JSONLines {
         out.append("}")
     }
 
+    /// `,"<name>":[{"region":…,"r":…,"g":…,"b":…,"pixels":…},…]` (nothing when `samples` is empty): the raw skin
+    /// colour (pulse classifier), 3 decimals, as a beat moves it by a fraction of a level.
+    static func write(skin samples: [Facewire_V1_SkinSample], named name: String, into out: inout JSONBuffer) {
+        guard !samples.isEmpty else { return }
+        out.append(",\"")
+        out.append(text: name)
+        out.append("\":[")
+        for (index, sample) in samples.enumerated() {
+            if index > 0 { out.append(",") }
+            switch sample.region {
+            case .forehead: out.append("{\"region\":\"forehead\"")
+            case .leftCheek: out.append("{\"region\":\"leftCheek\"")
+            case .rightCheek: out.append("{\"region\":\"rightCheek\"")
+            default: out.append("{\"region\":\"unknown\"")
+            }
+            field(",\"r\":", sample.r, 3, into: &out)
+            field(",\"g\":", sample.g, 3, into: &out)
+            field(",\"b\":", sample.b, 3, into: &out)
+            field(",\"pixels\":", sample.pixels, into: &out)
+            out.append("}")
+        }
+        out.append("]")
+    }
+
     /// The end of a stream: `{"stream":…,"epoch":…,"event":"streamEnded","frames":…,…,"nextSeq":…}`.
     public static func line(for summary: StreamSummary, stream: String, epoch: UInt64) -> String {
         rendered { write(summary, stream: stream, epoch: epoch, into: &$0) }

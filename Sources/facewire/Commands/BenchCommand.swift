@@ -238,6 +238,9 @@ struct PulseReplayCommand: ParsableCommand {
     @Option(help: "How near (bpm) a peak must be to the motion's (or its harmonic) to count as on it.")
     var motionSpread: Double = PulseEstimator.Configuration().motionSpread
 
+    @Flag(inversion: .prefixedNo, help: "Read a moving face's forehead on the mesh (meshSkin), where every sample has one.")
+    var meshForehead = PulseEstimator.Configuration().meshForehead
+
     func validate() throws {
         guard ["mediaTime", "captureTime"].contains(clock) else { throw ValidationError("--clock mediaTime or captureTime") }
         guard motionRidge >= 0, motionRidge.isFinite else { throw ValidationError("--motion-ridge 0 or more") }
@@ -252,6 +255,7 @@ struct PulseReplayCommand: ParsableCommand {
         configuration.firstWindow = firstWindow
         configuration.motionFloor = motionFloor
         configuration.motionSpread = motionSpread
+        configuration.meshForehead = meshForehead
         var estimator = PulseEstimator(configuration: configuration)
         let data = input == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: input))
         func point(_ value: Any?) -> SIMD2<Double>? {
@@ -271,17 +275,21 @@ struct PulseReplayCommand: ParsableCommand {
                 return SIMD4(["x", "y", "width", "height"].map { (b[$0] as? NSNumber)?.doubleValue ?? 0 })
             }
             guard let face = faces.max(by: { box($0).z * box($0).w < box($1).z * box($1).w }) else { continue }
-            let regions = (face["skin"] as? [[String: Any]] ?? []).compactMap { skin -> PulseEstimator.RegionColour? in
-                guard let name = skin["region"] as? String, let region = PulseEstimator.Region(rawValue: name) else { return nil }
-                let value = { (key: String) in (skin[key] as? NSNumber)?.doubleValue ?? .nan }
-                return .init(region: region, r: value("r"), g: value("g"), b: value("b"), pixels: value("pixels"))
+            func regions(_ key: String) -> [PulseEstimator.RegionColour] {
+                (face[key] as? [[String: Any]] ?? []).compactMap { skin -> PulseEstimator.RegionColour? in
+                    guard let name = skin["region"] as? String, let region = PulseEstimator.Region(rawValue: name) else { return nil }
+                    let value = { (key: String) in (skin[key] as? NSNumber)?.doubleValue ?? .nan }
+                    return .init(region: region, r: value("r"), g: value("g"), b: value("b"), pixels: value("pixels"))
+                }
             }
             let geometry = point(face["leftEyePosition"]).flatMap { left in
                 point(face["rightEyePosition"]).map { right in
                     PulseMotion.Geometry(leftEye: left, rightEye: right, mouth: point(face["mouthPosition"]), bounds: box(face))
                 }
             }
-            let estimate = estimator.add(timeUs: timeUs, regions: regions, geometry: geometry)
+            let estimate = estimator.add(
+                timeUs: timeUs, regions: regions("skin"), geometry: geometry,
+                meshForehead: regions("meshSkin").first { $0.region == .forehead })
             let b = box(face)
             let numbering = ["epoch", "seq"].compactMap { key in (message[key] as? NSNumber).map { "\"\(key)\":\($0)," } }.joined()
             out += "{\(numbering)\"status\":\"processed\",\"\(clock)\":\(time),\"faces\":[{\"bounds\":{\"x\":\(b.x),\"y\":\(b.y),\"width\":\(b.z),\"height\":\(b.w)}"
@@ -290,7 +298,7 @@ struct PulseReplayCommand: ParsableCommand {
             if let r = estimator.latest {
                 // The newest window's reading, reported or not: what the gate saw.
                 out += ",\"reading\":{\"bpm\":\(r.bpm),\"signatureBPM\":\(r.signatureBPM ?? 0),\"signatureSNR\":\(r.signatureSNR)"
-                out += ",\"angle\":\(r.signatureAngle),\"regions\":\(r.regions),\"agreeing\":\(r.regionsAgreeing),\"motionBPM\":\(r.motionBPM ?? 0)}"
+                out += ",\"angle\":\(r.signatureAngle),\"regions\":\(r.regions),\"agreeing\":\(r.regionsAgreeing),\"motionBPM\":\(r.motionBPM ?? 0),\"meshForehead\":\(r.meshForehead)}"
             }
             out += "}\n"
         }
