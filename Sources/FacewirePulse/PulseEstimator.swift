@@ -300,10 +300,14 @@ public struct PulseEstimator: Sendable {
         return add(timeUs: timeUs, colour: colour, regions: kept, motion: geometry?.features, mesh: mesh)
     }
 
-    /// Whether a region's colour is finite and positive in every channel (as 32-bit floats too) and in its pixels.
+    /// Whether a region's colour can be kept (``isStorable(_:)``) and its pixels are finite and positive.
     private static func isUsable(_ region: RegionColour) -> Bool {
-        [region.r, region.g, region.b].allSatisfy({ Float($0).isFinite && Float($0) > 0 }) && region.pixels.isFinite
-            && region.pixels > 0
+        isStorable((region.r, region.g, region.b)) && region.pixels.isFinite && region.pixels > 0
+    }
+
+    /// Whether a colour is finite and positive in every channel as a 32-bit float too (how samples keep it).
+    private static func isStorable(_ colour: (Double, Double, Double)) -> Bool {
+        [colour.0, colour.1, colour.2].allSatisfy { Float($0).isFinite && Float($0) > 0 }
     }
 
     /// The mean of `regions` weighted by their pixels; nil when they weigh nothing (or overflow).
@@ -321,8 +325,7 @@ public struct PulseEstimator: Sendable {
         mesh: (forehead: RegionColour, colour: (Double, Double, Double))? = nil
     ) -> Estimate? {
         let t = Double(timeUs) / 1_000_000
-        // Positive and finite as 32-bit floats too (how they are kept).
-        guard t.isFinite, [colour.0, colour.1, colour.2].allSatisfy({ Float($0).isFinite && Float($0) > 0 }) else { return current }
+        guard t.isFinite, Self.isStorable(colour) else { return current }
         if let last = samples.last {
             // A jump either way by more than maxGap starts again. Back, too: a capture time far ahead (validation
             // accepts up to a day, for skewed clocks) would otherwise make every later frame look late, and silence
@@ -336,7 +339,7 @@ public struct PulseEstimator: Sendable {
         var sample = Sample(t: t, colour: colour)
         for region in regions { sample.set(region.region, (Float(region.r), Float(region.g), Float(region.b))) }
         if let motion { sample.motion = motion }
-        if let mesh, [mesh.colour.0, mesh.colour.1, mesh.colour.2].allSatisfy({ Float($0).isFinite && Float($0) > 0 }) {
+        if let mesh, Self.isStorable(mesh.colour) {
             sample.meshForehead = (Float(mesh.forehead.r), Float(mesh.forehead.g), Float(mesh.forehead.b))
             sample.meshColour = (Float(mesh.colour.0), Float(mesh.colour.1), Float(mesh.colour.2))
         }
@@ -383,7 +386,7 @@ public struct PulseEstimator: Sendable {
         let slice = Array(samples[start...])
         // A face the newest window found still is read still until the next window (the check costs as much again).
         let regression = reading.motionBPM == nil ? nil : motionRegression(slice)
-        let grid = uniform(slice, regression: regression, mesh: reading.meshForehead && regression != nil && slice.allSatisfy(\.hasMesh))
+        let grid = uniform(slice, regression: regression, mesh: reading.meshForehead && readsMesh(slice, regression: regression))
         guard let refined = refine(project(grid, configuration.method), around: reading.bpm / 60) else { return }
         estimate.bpm = refined * 60
         current = estimate
@@ -408,6 +411,12 @@ public struct PulseEstimator: Sendable {
         let grid = PulseSignal.resample(colours, rate: configuration.rate)
         let own = kept.count == series.count || regression == nil ? regression : motionRegression(kept)
         return own.map { $0.clean(grid) } ?? grid
+    }
+
+    /// Whether `series` is read on the mesh's forehead: configured, the face moves (`regression`, the series' motion
+    /// regression, is not nil), and every sample carries one.
+    private func readsMesh(_ series: [Sample], regression: PulseMotion.Regression?) -> Bool {
+        configuration.meshForehead && regression != nil && series.allSatisfy(\.hasMesh)
     }
 
     /// The motion regression of `series` (nil: not configured, or a sample without the face's geometry).
@@ -458,7 +467,7 @@ public struct PulseEstimator: Sendable {
         let window = samples.filter { t - $0.t <= configuration.window }
         let span = min(configuration.window, t - (window.first?.t ?? t))
         let regression = motionRegression(window)
-        let mesh = configuration.meshForehead && regression != nil && window.allSatisfy(\.hasMesh)
+        let mesh = readsMesh(window, regression: regression)
         let grid = uniform(window, regression: regression, mesh: mesh)
         let signal = project(grid, configuration.method)
         guard let peak = peak(of: signal) else {
