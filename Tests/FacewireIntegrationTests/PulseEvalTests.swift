@@ -186,7 +186,7 @@ extension IntegrationTests {
             #expect(both.status != 0)
         }
 
-        @Test("pulse-replay skips absurd lines instead of trapping: times beyond 64-bit microseconds, NaN-free extremes, huge positions and counts")
+        @Test("pulse-replay skips absurd lines instead of trapping: times beyond 64-bit microseconds, NaN-free extremes, huge positions and counts, absurd mesh foreheads")
         func replayOfAbsurdLines() throws {
             let binary = try Locations.facewireBinary()
             let folder = try Self.temporaryFolder()
@@ -201,6 +201,10 @@ extension IntegrationTests {
                 #"{"seq":3,"status":"processed","mediaTime":9300000000000,"faces":["# + face + "]}",
                 "not json at all",
                 #"{"seq":18446744073709551615,"status":"processed","mediaTime":0.6,"faces":["# + absurdFace + "]}",
+                // A plain face whose mesh forehead is absurd (as is a second one, and an entry that is not one).
+                #"{"seq":4,"status":"processed","mediaTime":0.65,"faces":["# + face.dropLast()
+                    + #","meshSkin":[{"region":"forehead","r":1e300,"g":-1,"b":0,"pixels":1e300},{"region":"forehead","r":"x","g":1,"b":1,"pixels":-3},{"region":"leftCheek","r":1,"g":1,"b":1,"pixels":1}]}]}"#,
+                #"{"seq":8,"status":"processed","mediaTime":0.66,"faces":["# + face.dropLast() + #","meshSkin":[7,"not a sample"]}]}"#,
                 #"{"seq":5,"status":"processed","mediaTime":0.7,"faces":[]}"#,
                 #"{"seq":6,"status":"dropped","mediaTime":0.8}"#,
                 #"{"seq":7,"status":"processed","mediaTime":-9200000000000,"faces":["# + face + "]}",
@@ -212,9 +216,11 @@ extension IntegrationTests {
             let written = run.output.split(separator: "\n").compactMap {
                 try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
             }
-            // Seq 0 and the absurd face at 0.6 (its regions and geometry refused one by one, its line kept); seq 7's
-            // time (-9.2e12 s) fits in 64-bit microseconds, so it is a line too (a jump back: the estimator starts again).
-            #expect(written.map { ($0["seq"] as? NSNumber)?.stringValue ?? "-" } == ["0", "18446744073709551615", "7"], "\(run.output)")
+            // Seq 0 and the absurd face at 0.6 (its regions and geometry refused one by one, its line kept); seqs 4
+            // and 8, their mesh foreheads refused; seq 7's time (-9.2e12 s) fits in 64-bit microseconds, so it is a
+            // line too (a jump back: the estimator starts again).
+            #expect(written.map { ($0["seq"] as? NSNumber)?.stringValue ?? "-" } == ["0", "18446744073709551615", "4", "8", "7"], "\(run.output)")
+            #expect(written.allSatisfy { ($0["reading"] as? [String: Any])?["meshForehead"] as? Bool != true })
             #expect(written.allSatisfy { ($0["faces"] as? [[String: Any]])?.first?["heartRate"] == nil })
         }
     }
