@@ -127,6 +127,12 @@ public struct PulseEstimator: Sendable {
         /// How much a face must move in the band for its motion to be regressed out: the amplitude of its largest
         /// frequency there, in eye distances for a translation (``PulseMotion/regressors(_:rate:band:floor:)``).
         public var motionFloor: Double = 0.025
+        /// Whether each motion feature's rate of change is regressed out too: colour that follows the motion a
+        /// quarter-period late (shading that reaches the skin as the head turns, a highlight at the end of a nod),
+        /// which no multiple of the position explains. Chosen by a rule stated before two fresh seeds ran
+        /// (BENCHMARKS.md, "Heads that move: the motion's rate of change"): there it put 24 more seconds within 5 bpm
+        /// (401 against 377 of 630) and 2 fewer control seconds with a rate; a still face is never regressed.
+        public var motionVelocity = true
         /// A window whose peak lies within ``motionSpread`` (bpm) of the face's own motion's rate or twice it
         /// (``Reading/motionBPM``: a face moving by at least ``motionFloor``) needs this many dB
         /// more signature SNR to start or hold, and its reported SNR is this much lower: the motion's colour change
@@ -435,7 +441,8 @@ public struct PulseEstimator: Sendable {
                 return a + (b - a) * w
             }
         }
-        return PulseMotion.regressors(features, rate: configuration.rate, band: band, floor: configuration.motionFloor)
+        return PulseMotion.regressors(
+            features, rate: configuration.rate, band: band, floor: configuration.motionFloor, velocity: configuration.motionVelocity)
     }
 
     private var band: ClosedRange<Double> { (configuration.band.lowerBound / 60)...(configuration.band.upperBound / 60) }

@@ -8,8 +8,9 @@ import Foundation
 /// skin itself. Over a window that colour change is, to first order, a function of where the face is and how it is
 /// posed, which the wire already carries in every frame (the eyes, the mouth, the bounds). So each frame's
 /// ``Geometry`` gives eight numbers (``features``), and before the colours are projected, each colour channel's
-/// normalised trace is regressed on those numbers over the window (and on their squares, for the harmonics a
-/// non-linear mapping makes), when they move in the heart-rate band, and the part they explain is taken out
+/// normalised trace is regressed on those numbers over the window (on their squares, for the harmonics a non-linear
+/// mapping makes, and on their rates of change, for colour that lags the motion), when they move in the heart-rate
+/// band, and the part they explain is taken out
 /// (``Regression``): the nuisance regression of the motion-robust rPPG literature (Li et al., CVPR 2014, with a
 /// background reference; and fMRI's motion regressors), on the landmark trajectories instead of an accelerometer.
 ///
@@ -19,7 +20,7 @@ import Foundation
 /// The motion's own rate is read too (``Regressors/motion``): the estimator's gate asks more of a peak that sits on
 /// it or on twice it.
 ///
-/// Pure, and bounded: at most ``featureCount`` features per sample, one solve of a 16 × 16 system per channel.
+/// Pure, and bounded: at most ``featureCount`` features per sample, one solve of a 24 × 24 system per channel.
 public enum PulseMotion {
     /// Where a face is in one frame (full-resolution pixels, as on the wire).
     public struct Geometry: Sendable, Equatable {
@@ -72,8 +73,9 @@ public enum PulseMotion {
     /// The regressors of a window, when the face moves in `band` (Hz) by at least `floor` at some frequency: the
     /// amplitude of a DFT bin of a feature series (uniform at `rate` Hz), in eye distances for the midpoint (whose two
     /// series are divided by the mean eye distance), in its own units (eye distances, log units, radians) for the
-    /// others. Then each feature series detrended and scaled to unit variance (`linear`), and its centred square
-    /// likewise (`squares`: the harmonics a non-linear mapping from pose to colour makes); a feature that does not
+    /// others. Then each feature series detrended and scaled to unit variance (`linear`), its centred square
+    /// likewise (`squares`: the harmonics a non-linear mapping from pose to colour makes) and, with `velocity`, its
+    /// rate of change likewise (`velocities`: colour a quarter-period behind the motion); a feature that does not
     /// move is left out; and the face's motion's own rate (`motion`, Hz): where the largest of those amplitudes is,
     /// read every 0.01 Hz within a bin of it. Otherwise none.
     ///
@@ -83,7 +85,9 @@ public enum PulseMotion {
     /// the real recordings, 18–51 % of frames within 3 bpm instead of 100 %. Their faces' largest motion in the band
     /// measured 0.006 and 0.014 eye distances; the synthetic nods, shakes and talking 0.035–0.2. (Leaving out only
     /// each feature's small frequencies instead kept the recordings and lost a third of the moving faces' gain.)
-    static func regressors(_ features: [[Double]], rate: Double, band: ClosedRange<Double>, floor: Double) -> Regressors {
+    static func regressors(
+        _ features: [[Double]], rate: Double, band: ClosedRange<Double>, floor: Double, velocity: Bool = false
+    ) -> Regressors {
         let scale = features.count > 2 ? exp(features[2].reduce(0, +) / Double(max(1, features[2].count))) : 1
         var largest: (amplitude: Double, w: Double, units: [Double])?
         for (index, series) in features.enumerated() {
@@ -100,6 +104,7 @@ public enum PulseMotion {
             guard let unit = unitVariance(detrended, floor: 1e-12 * max(scale * scale, 1e-12)) else { continue }
             out.linear.append(unit)
             if let square = unitVariance(PulseSignal.detrend(unit.map { $0 * $0 }), floor: 1e-9) { out.squares.append(square) }
+            if velocity, let rate = unitVariance(PulseSignal.detrend(derivative(unit)), floor: 1e-9) { out.velocities.append(rate) }
         }
         // The bin's frequency, refined: bins are 1/T apart (6 bpm for 10 s), the gate's spread is 3.
         let detrended = PulseSignal.detrend(largest.units)
@@ -118,8 +123,21 @@ public enum PulseMotion {
     struct Regressors {
         var linear: [[Double]] = []
         var squares: [[Double]] = []
+        /// Each linear regressor's rate of change (central differences), when asked for: the same motion a quarter of
+        /// a period earlier at every frequency, for colour that follows the motion with a lag.
+        var velocities: [[Double]] = []
         /// The face's motion's own rate (Hz), when it moves enough to be regressed.
         var motion: Double?
+    }
+
+    /// Central differences of `x` (one-sided at the ends), per sample.
+    static func derivative(_ x: [Double]) -> [Double] {
+        guard x.count >= 2 else { return x.map { _ in 0 } }
+        let n = x.count
+        return (0..<n).map { k in
+            let (a, b) = (max(0, k - 1), min(n - 1, k + 1))
+            return (x[b] - x[a]) / Double(b - a)
+        }
     }
 
     /// `x` over its standard deviation; nil when its variance is below `floor`.
@@ -143,7 +161,7 @@ public enum PulseMotion {
         /// Nil without regressors, with regressors of unequal length or no more samples than regressors, or a ridge
         /// that is negative or not finite. `ridge` times the sample count goes on the diagonal of MᵀM.
         init?(_ regressors: Regressors, ridge: Double) {
-            self.init(regressors.linear + regressors.squares, motion: regressors.motion, ridge: ridge)
+            self.init(regressors.linear + regressors.squares + regressors.velocities, motion: regressors.motion, ridge: ridge)
         }
 
         init?(_ regressors: [[Double]], motion: Double? = nil, ridge: Double) {

@@ -108,6 +108,32 @@ struct PulseMotionTests {
         #expect(PulseMotion.Regression(regressors, ridge: 0.1)!.clean(Array(rgb.prefix(10))) == Array(rgb.prefix(10)))
     }
 
+    @Test("colour that lags the motion by a quarter period is taken out only with the motion's rate of change")
+    func laggingColour() {
+        var random = SplitMix64(seed: 6)
+        let n = 300
+        // A shake at 1.4 Hz: the head's position is the sine; the shading (lit from one side, reaching the skin as the
+        // head turns) is the cosine, which no multiple of the position or of its square explains.
+        let shake = (0..<n).map { 10 * sin(2 * .pi * 1.4 * Double($0) / 30) + 0.3 * random.gaussian() }
+        let rgb = (0..<n).map { i -> PulseSignal.RGB in
+            let t = Double(i) / 30
+            let pulse = 0.002 * sin(2 * .pi * 1.1 * t)
+            let shade = 0.006 * cos(2 * .pi * 1.4 * t)
+            return PulseSignal.RGB(
+                t: t, r: 160 * (1 + 0.33 * pulse + shade), g: 115 * (1 + 0.77 * pulse + 0.8 * shade), b: 95 * (1 + 0.53 * pulse + 0.6 * shade))
+        }
+        let plain = PulseMotion.regressors([shake], rate: 30, band: Self.band, floor: 0.025)
+        let lagged = PulseMotion.regressors([shake], rate: 30, band: Self.band, floor: 0.025, velocity: true)
+        #expect(plain.velocities.isEmpty && lagged.velocities.count == 1)
+        let without = PulseMotion.Regression(plain, ridge: 0.1)!.clean(rgb)
+        let with = PulseMotion.Regression(lagged, ridge: 0.1)!.clean(rgb)
+        let before = rgb.map(\.r)
+        #expect(Self.power(without.map(\.r), at: 1.4) > 0.5 * Self.power(before, at: 1.4), "the position alone leaves the shading")
+        #expect(Self.power(with.map(\.r), at: 1.4) < 0.05 * Self.power(before, at: 1.4), "its rate of change takes it out")
+        #expect(Self.power(with.map(\.r), at: 1.1) > 0.8 * Self.power(before, at: 1.1), "the pulse stays")
+        #expect(PulseMotion.derivative([1, 3, 7]) == [2, 3, 4] && PulseMotion.derivative([5]) == [0] && PulseMotion.derivative([]).isEmpty)
+    }
+
     /// A face nodding at `nodBPM` while its pulse beats at 72: the nod's colour change is two to three times the pulse's.
     static func nodding(nodBPM: Double, seconds: Double = 30) -> [(t: Int64, regions: [PulseEstimator.RegionColour], geometry: PulseMotion.Geometry)] {
         var random = SplitMix64(seed: 11)

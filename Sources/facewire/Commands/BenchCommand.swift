@@ -136,6 +136,9 @@ struct PulseCostCommand: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Regress the face's own motion out of its colours (PulseMotion).")
     var motionReference = PulseEstimator.Configuration().motionReference
 
+    @Flag(inversion: .prefixedNo, help: "Regress each motion feature's rate of change out too.")
+    var motionVelocity = PulseEstimator.Configuration().motionVelocity
+
     @Option(help: "How far (pixels) each face sways from side to side at 78 per minute, its eyes 80 pixels apart (0: still; 2 or more: moving, its motion regressed out).")
     var sway: Double = 4
 
@@ -162,6 +165,7 @@ struct PulseCostCommand: ParsableCommand {
         configuration.method = PulseEstimator.Method(rawValue: method)!
         configuration.refineInterval = refineInterval
         configuration.motionReference = motionReference
+        configuration.motionVelocity = motionVelocity
         let frames = Int(seconds * fps)
         var samples = 0
         var estimates = 0
@@ -241,6 +245,9 @@ struct PulseReplayCommand: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Read a moving face's forehead on the mesh (meshSkin), where every sample has one.")
     var meshForehead = PulseEstimator.Configuration().meshForehead
 
+    @Flag(inversion: .prefixedNo, help: "Regress each motion feature's rate of change out too (colour that lags the motion).")
+    var motionVelocity = PulseEstimator.Configuration().motionVelocity
+
     func validate() throws {
         guard ["mediaTime", "captureTime"].contains(clock) else { throw ValidationError("--clock mediaTime or captureTime") }
         guard motionRidge >= 0, motionRidge.isFinite else { throw ValidationError("--motion-ridge 0 or more") }
@@ -256,6 +263,7 @@ struct PulseReplayCommand: ParsableCommand {
         configuration.motionFloor = motionFloor
         configuration.motionSpread = motionSpread
         configuration.meshForehead = meshForehead
+        configuration.motionVelocity = motionVelocity
         var estimator = PulseEstimator(configuration: configuration)
         let data = input == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: input))
         func point(_ value: Any?) -> SIMD2<Double>? {
