@@ -37,6 +37,8 @@ public struct CollectorConfiguration: Sendable {
     /// `--max-pulse-tracks`: tracks whose heart rate is estimated at once, over all streams (the rest:
     /// `pulse_refused_cap`).
     public var maxPulseTracks: Int = 1024
+    /// `--pulse-mesh-forehead`: read a moving face's heart rate on the forehead the face mesh outlines.
+    public var pulseMeshForehead = false
 
     /// `--shard K/N`: which shard this collector is (SPEC.md 19); nil when not sharded.
     public var shard: ShardIdentity?
@@ -51,7 +53,8 @@ public struct CollectorConfiguration: Sendable {
             maxCaptures: maxCaptures, maxWorkers: maxWorkers, maxMetricStreams: maxMetricStreams,
             streamIdleTimeout: CollectorLimits.nanoseconds(seconds: streamIdleTimeoutSeconds),
             captureExpiry: CollectorLimits.nanoseconds(seconds: captureExpirySeconds),
-            statisticsInterval: CollectorLimits.nanoseconds(seconds: statisticsIntervalSeconds), maxPulseTracks: maxPulseTracks)
+            statisticsInterval: CollectorLimits.nanoseconds(seconds: statisticsIntervalSeconds), maxPulseTracks: maxPulseTracks,
+            pulseMeshForehead: pulseMeshForehead)
     }
 
     public init(

@@ -168,7 +168,7 @@ extension CollectorCore {
             state.workerDropped = resume.workerDropped
             state.errors = resume.errors
             for (id, rate) in resume.heartRates {
-                var track = PulseTrack()
+                var track = PulseTrack(meshForehead: limits.pulseMeshForehead)
                 track.reported = rate
                 state.pulse[id] = track
             }

@@ -157,7 +157,8 @@ extension CollectorCore {
             // Validated (ResultValidation.isPlausible(skin:)): one sample per region kind, colours in 0...255.
             let regions = face.skin.compactMap(PulseEstimator.RegionColour.init(wire:))
             guard !regions.isEmpty else { continue }
-            // The mesh's forehead, when the worker ran the mesh (validated as `skin` is).
+            // The mesh's forehead, when the worker ran the mesh (validated as `skin` is); read only with
+            // --pulse-mesh-forehead.
             let meshForehead = face.meshSkin.lazy.compactMap(PulseEstimator.RegionColour.init(wire:)).first { $0.region == .forehead }
             if state.pulse[face.trackingID] == nil {
                 // `state` is this stream's (its stored copy is stale while publishing).
@@ -166,7 +167,7 @@ extension CollectorCore {
                     out.count("pulse_refused_cap")
                     continue
                 }
-                state.pulse[face.trackingID] = PulseTrack()
+                state.pulse[face.trackingID] = PulseTrack(meshForehead: limits.pulseMeshForehead)
             }
             if let estimate = state.pulse[face.trackingID]!.estimator.add(
                 timeUs: time, regions: regions, geometry: Self.geometry(face), meshForehead: meshForehead) {

@@ -58,8 +58,14 @@ public struct CollectorCore {
     /// One track's heart rate: its estimator, and the last rate set on one of its faces, which its `left` event
     /// carries (SPEC.md 6.4).
     struct PulseTrack {
-        var estimator = PulseEstimator()
+        var estimator: PulseEstimator
         var reported: Facewire_V1_HeartRate?
+
+        init(meshForehead: Bool) {
+            var configuration = PulseEstimator.Configuration()
+            configuration.meshForehead = meshForehead
+            estimator = PulseEstimator(configuration: configuration)
+        }
     }
 
     struct CaptureEntry {

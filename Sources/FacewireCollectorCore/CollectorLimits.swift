@@ -35,12 +35,16 @@ public struct CollectorLimits: Sendable, Equatable {
     /// `--max-pulse-tracks`: tracks whose heart rate is estimated at once, over all streams (each holds up to a
     /// window of skin samples and its last reported rate); more are counted (`pulse_refused_cap`) and get none.
     public var maxPulseTracks: Int
+    /// `--pulse-mesh-forehead`: a moving face's heart rate is read on the forehead the face mesh outlines, where the
+    /// worker sends one (``PulseEstimator/Configuration/meshForehead``; off by default).
+    public var pulseMeshForehead: Bool
 
     public init(
         maxDelay: UInt64 = 1_000_000_000, maxPending: Int = 256, maxPendingBytes: Int = 256 << 20, maxStreams: Int = 1024, maxCaptures: Int = 1024,
         maxWorkers: Int = 4096, maxMetricStreams: Int = 64, streamIdleTimeout: UInt64 = 60_000_000_000,
         captureExpiry: UInt64 = 10_000_000_000, workerExpiry: UInt64 = 10_000_000_000,
-        statisticsInterval: UInt64 = 5_000_000_000, noticeInterval: UInt64 = 10_000_000_000, maxPulseTracks: Int = 256
+        statisticsInterval: UInt64 = 5_000_000_000, noticeInterval: UInt64 = 10_000_000_000, maxPulseTracks: Int = 256,
+        pulseMeshForehead: Bool = false
     ) {
         self.maxDelay = maxDelay
         self.maxPending = max(1, maxPending)
@@ -55,6 +59,7 @@ public struct CollectorLimits: Sendable, Equatable {
         self.statisticsInterval = statisticsInterval
         self.noticeInterval = noticeInterval
         self.maxPulseTracks = max(0, maxPulseTracks)
+        self.pulseMeshForehead = pulseMeshForehead
     }
 
     /// Seconds (a flag's value) as nanoseconds: negative, NaN and infinite values never trap (they clamp).

@@ -59,10 +59,11 @@ public struct AnalysisOptions: Sendable, Equatable {
         /// category data under the GDPR, for one), so measuring it is the operator's explicit choice (`pulse` or
         /// `all`), never a side effect of an upgrade.
         public static let standard: Classifiers = [.smile, .eyes, .pose, .quality]
-        /// The classifiers that need the face mesh when the face is large enough for it.
-        /// The classifiers read on the face mesh where it runs. The pulse is among them: the mesh outlines the
-        /// forehead a moving face's pulse is read on (``SkinSampler/meshForehead(_:mesh:)``).
-        public static let meshBased: Classifiers = Classifiers([.smile, .eyes, .pose, .quality, .pulse]).union(.actions)
+        /// The classifiers that need the face mesh when the face is large enough for it. Not the pulse: it is read
+        /// on regions placed from the eyes, and where the mesh runs for another classifier the forehead it outlines
+        /// comes too (``SkinSampler/meshForehead(_:mesh:)``), which a collector reads only when asked
+        /// (`--pulse-mesh-forehead`).
+        public static let meshBased: Classifiers = Classifiers([.smile, .eyes, .pose, .quality]).union(.actions)
 
         /// Parses a comma-separated list: `smile`, `eyes`, `pose`, `quality`, `pulse`, `all` or `none` (an empty string
         /// means none).

@@ -144,8 +144,10 @@ public struct PulseEstimator: Sendable {
         /// How near (bpm) a window's peak must be to the motion's, or to twice it, to count as on it.
         public var motionSpread: Double = 3
         /// Whether a moving face's windows read the forehead that follows the face mesh, where every sample carries one
-        /// (``add(timeUs:regions:geometry:meshForehead:)``), instead of the one placed from the eyes.
-        public var meshForehead = true
+        /// (``add(timeUs:regions:geometry:meshForehead:)``), instead of the one placed from the eyes. Off: on two fresh
+        /// seeds it gave more rates (36 more seconds within 5 bpm of 630) but more of them false (8 more control
+        /// seconds), past the limit stated before they ran (BENCHMARKS.md, "Heads that move").
+        public var meshForehead = false
 
         public init() {}
     }

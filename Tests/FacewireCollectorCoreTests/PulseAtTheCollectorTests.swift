@@ -214,6 +214,17 @@ struct PulseAtTheCollectorTests {
         #expect(h.frames("cam").count == 1, "no refused result was published")
     }
 
+    @Test func theMeshForeheadIsReadOnlyWhenTheCollectorIsAskedTo() {
+        func meshForehead(_ limits: CollectorLimits) -> [Bool] {
+            var h = CoreHarness(limits)
+            h.send(CoreHarness.hello("cam"))
+            Self.feed(&h, bpm: 72, seconds: 1, start: h.wall)
+            return h.core.streams.values.flatMap { $0.pulse.values.map(\.estimator.configuration.meshForehead) }
+        }
+        #expect(meshForehead(CollectorLimits(maxDelay: 100_000_000, statisticsInterval: 0)) == [false], "off by default")
+        #expect(meshForehead(CollectorLimits(maxDelay: 100_000_000, statisticsInterval: 0, pulseMeshForehead: true)) == [true])
+    }
+
     @Test func theFacesGeometryIsTheEstimatorsMotionReference() throws {
         var face = Self.face(x: 200, skin: (160, 115, 95))
         #expect(CollectorCore.geometry(face) == nil, "no eyes: no reference")

@@ -41,6 +41,8 @@ struct AnalysisOptionsTests {
         #expect(!AnalysisOptions(classifiers: []).wantsMesh)
         #expect(AnalysisOptions(classifiers: [], landmarks: .mesh).wantsMesh)
         #expect(AnalysisOptions(classifiers: [.quality]).wantsMesh)
+        #expect(!AnalysisOptions(classifiers: [.pulse]).wantsMesh, "the pulse alone is read on regions placed from the eyes")
+        #expect(AnalysisOptions(classifiers: [.pulse, .smile]).wantsMesh)
     }
 
     @Test("accuracy doubles the detector width, large-face mode halves it")

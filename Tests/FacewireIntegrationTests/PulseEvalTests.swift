@@ -211,7 +211,7 @@ extension IntegrationTests {
             ]
             let input = folder.appendingPathComponent("absurd.jsonl")
             try (lines.joined(separator: "\n") + "\n").write(to: input, atomically: true, encoding: .utf8)
-            let run = try runCommand(binary, ["bench", "pulse-replay", "--input", input.path])
+            let run = try runCommand(binary, ["bench", "pulse-replay", "--input", input.path, "--mesh-forehead"])
             #expect(run.status == 0, "\(run.output)")
             let written = run.output.split(separator: "\n").compactMap {
                 try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]

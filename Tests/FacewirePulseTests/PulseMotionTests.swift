@@ -200,11 +200,19 @@ struct PulseMotionTests {
         }
     }
 
-    @Test("a moving face's windows read the mesh's forehead; a still face's never do, and read exactly as without it")
+    /// The estimator with the mesh's forehead switched on (off by default).
+    static let meshOn: PulseEstimator.Configuration = {
+        var c = PulseEstimator.Configuration()
+        c.meshForehead = true
+        return c
+    }()
+
+    @Test("asked to, a moving face's windows read the mesh's forehead; a still face's never do, and read exactly as without it")
     func meshForeheadOnlyWhenMoving() {
         let nodding = Self.withMeshForehead(Self.nodding(nodBPM: 100))
-        var moving = PulseEstimator()
-        var off = PulseEstimator(configuration: { var c = PulseEstimator.Configuration(); c.meshForehead = false; return c }())
+        var moving = PulseEstimator(configuration: Self.meshOn)
+        var off = PulseEstimator()
+        #expect(!off.configuration.meshForehead, "off by default")
         var readMesh = 0
         var differ = 0
         for s in nodding {
@@ -220,7 +228,7 @@ struct PulseMotionTests {
         // Still: the same face without the nod, mesh forehead or not: estimate for estimate.
         let skin = SyntheticPulse.skin(bpm: 84, seconds: 25, seed: 3)
         var random = SplitMix64(seed: 4)
-        var with = PulseEstimator()
+        var with = PulseEstimator(configuration: Self.meshOn)
         var without = PulseEstimator()
         let geometry = PulseMotion.Geometry(leftEye: SIMD2(100, 100), rightEye: SIMD2(180, 100), mouth: SIMD2(140, 170), bounds: SIMD4(70, 40, 140, 180))
         var reported = 0
@@ -247,8 +255,8 @@ struct PulseMotionTests {
             .init(region: .leftCheek, r: 100, g: 100, b: 100, pixels: 3000),  // not a forehead
         ]
         for mesh in bad {
-            var a = PulseEstimator()
-            var b = PulseEstimator()
+            var a = PulseEstimator(configuration: Self.meshOn)
+            var b = PulseEstimator(configuration: Self.meshOn)
             for s in nodding {
                 #expect(a.add(timeUs: s.t, regions: s.regions, geometry: s.geometry, meshForehead: mesh)
                     == b.add(timeUs: s.t, regions: s.regions, geometry: s.geometry))
@@ -257,7 +265,7 @@ struct PulseMotionTests {
         }
         // One frame in the window without a mesh forehead: that window reads the eyes' forehead.
         let mixed = Self.withMeshForehead(nodding)
-        var estimator = PulseEstimator()
+        var estimator = PulseEstimator(configuration: Self.meshOn)
         var read = [Bool]()
         for (index, s) in mixed.enumerated() {
             _ = estimator.add(timeUs: s.t, regions: s.regions, geometry: s.geometry, meshForehead: index == 400 ? nil : s.mesh)

@@ -54,9 +54,10 @@ public enum SkinSampler {
     ///
     /// Why: regions placed from the eyes slide over the brows and the hairline as a head nods or talks, and that colour
     /// change comes at the motion's rate; the mesh's forehead stays on skin. On the synthetic clips with rhythmic head
-    /// motion it read the pulse within 5 bpm on more of the reported seconds and reported more of them
-    /// (BENCHMARKS.md, "Heads that move"); on still real faces it read no better, so the collector reads it only for a
-    /// face that moves (``PulseEstimator``).
+    /// motion it read the pulse within 5 bpm on more of the reported seconds and reported more of them, but gave more
+    /// false rates on faces without a pulse (BENCHMARKS.md, "Heads that move"); on still real faces it read no better.
+    /// So the collector reads it only when asked (`--pulse-mesh-forehead`) and only for a face that moves
+    /// (``PulseEstimator``).
     public static func meshForehead(_ image: PixelImage, mesh: [SIMD3<Float>]) -> Sample? {
         guard image.format == .bgr, mesh.count == 468 else { return nil }
         let points = meshForeheadPoints.map { SIMD2(mesh[$0].x, mesh[$0].y) }

@@ -69,6 +69,13 @@ struct CollectorCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp(CollectorCommand.maxPulseTracksHelp))
     var maxPulseTracks: Int = 256
 
+    @Flag(help: ArgumentHelp(CollectorCommand.pulseMeshForeheadHelp))
+    var pulseMeshForehead = false
+
+    /// `--pulse-mesh-forehead`'s help, shared by the collector and `local`.
+    static let pulseMeshForeheadHelp = "Read a moving face's heart rate on the forehead the face mesh outlines, where workers send one "
+        + "(they do when a mesh classifier such as smile runs): more rates on moving faces, and more false ones (BENCHMARKS.md, \"Heads that move\")."
+
     /// What `--max-pulse-tracks` accepts: an estimator holds a window of skin samples, the face's colour and its
     /// regions' (at most 2048 of 64 bytes), so 8,192 of them hold at most 1 GiB.
     static let maxPulseTracksRange = 0...8_192
@@ -129,6 +136,7 @@ struct CollectorCommand: AsyncParsableCommand {
         configuration.maxMetricStreams = maxMetricStreams
         configuration.streamIdleTimeoutSeconds = streamIdleTimeout
         configuration.maxPulseTracks = maxPulseTracks
+        configuration.pulseMeshForehead = pulseMeshForehead
         configuration.failover = failover.settings(bind: bind)
         configuration.shard = try shard.map(ShardIdentity.init(parsing:))
         let role = configuration.failover == nil ? nil : RoleBox()

@@ -49,6 +49,9 @@ struct LocalCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp(CollectorCommand.maxPulseTracksHelp))
     var maxPulseTracks: Int = 256
 
+    @Flag(help: ArgumentHelp(CollectorCommand.pulseMeshForeheadHelp))
+    var pulseMeshForehead = false
+
     @Option(help: "The capture node's live-view preview: at most this many frames per second, only while a view watches; 0: no preview socket.")
     var previewFps: Double = CaptureConfiguration.defaultPreviewFPS
 
@@ -104,7 +107,7 @@ struct LocalCommand: AsyncParsableCommand {
         try cluster.start("collector", [
             "--role", "collector", "--bind", control, "--publish", publish, "--max-delay", String(maxDelay),
             "--stats-interval", String(statsInterval), "--max-pulse-tracks", String(maxPulseTracks), "--log-level", childLogLevel,
-        ] + mqtt.arguments)
+        ] + (pulseMeshForehead ? ["--pulse-mesh-forehead"] : []) + mqtt.arguments)
         logger.info("collector started", metadata: ["control": "\(control)", "reset": "facewire reset --collector \(control)"])
 
         let client = TailClient(configuration: .init(publish: publish, streams: [stream]), logger: logger)
