@@ -189,7 +189,7 @@ def score(truth, sent, output, window, tolerance, clock="captureTime", lag=2.0):
             end = first_face + second + 1
             over = [rates[i] for t, i in times if end - window < t <= end and rates.get(i) is not None]
             right_window += bool(over) and abs(rate - statistics.mean(over)) <= tolerance
-            right_earlier += bool(entry["earlier"]) and abs(rate - statistics.mean(entry["earlier"] or [0])) <= tolerance
+            right_earlier += bool(entry["earlier"]) and abs(rate - statistics.mean(entry["earlier"])) <= tolerance
     return {"tracked": tracked, "reported": reported, "right": right, "right_window": right_window,
             "right_earlier": right_earlier, "tracks": len(tracks),
             "sent": len(sent), "processed": processed, "frames": len(truth["frames"]) - 1,

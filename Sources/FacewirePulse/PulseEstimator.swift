@@ -289,8 +289,8 @@ public struct PulseEstimator: Sendable {
     /// it cannot give features), the windows this sample is in are read without one.
     ///
     /// `meshForehead`, the forehead outlined by the face mesh (a forehead region, ignored otherwise), is read instead
-    /// of the forehead in `regions` by the windows of a moving face whose every sample carries one
-    /// (``Configuration/meshForehead``).
+    /// of the forehead in `regions` by the windows of a moving face whose every sample carries one, when
+    /// ``Configuration/meshForehead`` is set; otherwise it is not kept.
     public mutating func add(
         timeUs: Int64, regions: [RegionColour], geometry: PulseMotion.Geometry? = nil, meshForehead: RegionColour? = nil
     ) -> Estimate? {
@@ -300,7 +300,8 @@ public struct PulseEstimator: Sendable {
         }
         guard let colour = Self.mean(kept) else { return current }
         var mesh: (forehead: RegionColour, colour: (Double, Double, Double))?
-        if let forehead = meshForehead, forehead.region == .forehead, Self.isUsable(forehead),
+        // Kept only where it can be read (``Configuration/meshForehead``): otherwise no window would ever use it.
+        if configuration.meshForehead, let forehead = meshForehead, forehead.region == .forehead, Self.isUsable(forehead),
             let colour = Self.mean(kept.filter { $0.region != .forehead } + [forehead])
         {
             mesh = (forehead, colour)
