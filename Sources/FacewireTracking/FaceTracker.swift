@@ -71,6 +71,9 @@ public struct TrackUpdate: Hashable, Sendable {
 ///    then what is left to the tracks that are coasting (a matching cascade, as in DeepSORT).
 /// 3. Fast motion: a high-confidence detection and a track still unmatched pair up when their centres are less
 ///    than `centreFallbackFactor` × the predicted width apart, nearest first.
+/// 3b. A lone face's jump: an unmatched confirmed track and an unmatched high-confidence detection pair up when the
+///    detection is the only one of the frame within `loneFallbackFactor` × the predicted width, no other track is
+///    that near the detection, and their sizes agree within 30 % (``matchLoneJumps(_:high:predicted:trackForDetection:trackUsed:)``).
 /// 4. Low-confidence detections are matched to the tracks still unmatched, over pairs with IoU ≥ `lowMinIoU`.
 /// 5. A matched track takes the detection (its filter is corrected). An unmatched high-confidence detection
 ///    starts a track; an unmatched low-confidence one gets no track (ID 0).
@@ -96,6 +99,10 @@ public struct FaceTracker: Sendable {
         public var lowMinIoU: Float
         /// Fast-motion fallback radius, as a fraction of the predicted width (0 disables it).
         public var centreFallbackFactor: Float
+        /// A lone face's jump: the radius, as a fraction of the predicted width, within which an unmatched confirmed
+        /// track and an unmatched high-confidence detection pair up when each is the only one of its kind near the
+        /// other and their sizes agree (0 disables it).
+        public var loneFallbackFactor: Float
         /// The most tracks kept (`--max-tracks`): beyond it the tracks seen longest ago (by sequence) end at once.
         /// Bounds memory and the matching's cost whatever capture times and faces a peer sends.
         public var maxTracks: Int
@@ -103,8 +110,9 @@ public struct FaceTracker: Sendable {
         /// Creates a configuration; the defaults suit 5–60 fps video of faces.
         public init(
             maxAge: Double = 1.0, minHits: Int = 1, highScore: Float = 0.7, minIoU: Float = 0.3,
-            lowMinIoU: Float = 0.5, centreFallbackFactor: Float = 0.5, maxTracks: Int = 256
+            lowMinIoU: Float = 0.5, centreFallbackFactor: Float = 0.5, loneFallbackFactor: Float = 1.0, maxTracks: Int = 256
         ) {
+            self.loneFallbackFactor = loneFallbackFactor
             self.maxTracks = max(1, maxTracks)
             self.maxAge = maxAge
             self.minHits = minHits
@@ -199,6 +207,7 @@ public struct FaceTracker: Sendable {
                 trackForDetection[pair.detection] = pair.track
             }
         }
+        if configuration.loneFallbackFactor > 0 { matchLoneJumps(detections, high: high, predicted: predicted, trackForDetection: &trackForDetection, trackUsed: &trackUsed) }
         match(low, minIoU: configuration.lowMinIoU)
         previousTime = time
 
@@ -256,6 +265,27 @@ public struct FaceTracker: Sendable {
         }
         tracks = kept
         return TrackUpdate(assignments: assignments, appeared: appeared, left: left.sorted { $0.trackingID < $1.trackingID })
+    }
+
+    /// Step 3b: a confirmed track that nothing matched and a high-confidence detection that would start a track are
+    /// one face that jumped (a head turning fast while frames are lost) when, within ``Configuration/loneFallbackFactor``
+    /// × the predicted width, that detection is the only detection of the frame near the track, no other track is
+    /// near the detection (within the factor × each one's own predicted width), and width and height agree within
+    /// 30 %. Where two faces or two tracks are that close, the pairing is ambiguous and nothing is paired.
+    func matchLoneJumps(
+        _ detections: [TrackDetection], high: [Int], predicted: [FaceRect], trackForDetection: inout [Int?], trackUsed: inout [Bool]
+    ) {
+        let factor = configuration.loneFallbackFactor
+        for t in tracks.indices where !trackUsed[t] && tracks[t].id != 0 {
+            let near = detections.indices.filter { predicted[t].centreDistance(to: detections[$0].box) < factor * predicted[t].width }
+            guard near.count == 1, let d = near.first, trackForDetection[d] == nil, high.contains(d) else { continue }
+            let box = detections[d].box
+            let crowded = tracks.indices.contains { $0 != t && predicted[$0].centreDistance(to: box) < factor * predicted[$0].width }
+            func agree(_ a: Float, _ b: Float) -> Bool { a > 0 && b > 0 && max(a / b, b / a) <= 1.3 }
+            guard !crowded, agree(box.width, predicted[t].width), agree(box.height, predicted[t].height) else { continue }
+            trackUsed[t] = true
+            trackForDetection[d] = t
+        }
     }
 
     /// Ends every track (the stream ended, or ``reset()``): reports each confirmed one as left, by increasing ID.

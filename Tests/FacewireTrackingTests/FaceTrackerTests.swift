@@ -179,9 +179,38 @@ struct FaceTrackerTests {
         _ = fallback.update(seq: 0, time: 0, detections: faces(box(0, 0, size: 100)))
         let jump = fallback.update(seq: 1, time: t(1), detections: faces(box(30, 30, size: 100)))
         #expect(jump.assignments.map(\.trackingID) == [1])
-        var none = FaceTracker(configuration: .init(minIoU: 0.9, centreFallbackFactor: 0))
+        var none = FaceTracker(configuration: .init(minIoU: 0.9, centreFallbackFactor: 0, loneFallbackFactor: 0))
         _ = none.update(seq: 0, time: 0, detections: faces(box(0, 0, size: 100)))
         #expect(none.update(seq: 1, time: t(1), detections: faces(box(30, 30, size: 100))).assignments.map(\.trackingID) == [2])
+    }
+
+    /// A lone face that jumps further than the fast-motion radius while frames are lost (liveportrait_d12 at 30 %
+    /// loss: 120 px in three frames, its face 199 px wide) keeps its ID; where the pairing is ambiguous (another
+    /// face or another track that close) or the sizes disagree, the detection starts a new track as before.
+    @Test func aLoneFaceThatJumpsKeepsItsIDOnlyWhenThePairingIsUnambiguous() {
+        // Seen at rest for five frames, then missed for two, then 80 px right and 20 px down (centres 82 px apart:
+        // IoU 0.15, outside half the 100 px width).
+        func run(_ configuration: FaceTracker.Configuration = .init(), last: [TrackDetection], also: FaceRect? = nil) -> [UInt64] {
+            var tracker = FaceTracker(configuration: configuration)
+            for seq: UInt64 in 0..<5 {
+                _ = tracker.update(seq: seq, time: t(seq), detections: faces(box(0, 0, size: 100)) + (also.map { faces($0) } ?? []))
+            }
+            return tracker.update(seq: 7, time: t(7), detections: last).assignments.map(\.trackingID)
+        }
+        #expect(run(last: faces(box(80, 20, size: 100))) == [1])
+        // Off, it is a new face.
+        #expect(run(.init(loneFallbackFactor: 0), last: faces(box(80, 20, size: 100))) == [2])
+        // Twice the size (or half): another face.
+        #expect(run(last: faces(FaceRect(x: 10, y: 20, width: 200, height: 200))) == [2])
+        #expect(run(last: faces(FaceRect(x: 80, y: 20, width: 60, height: 60))) == [2])
+        // Two faces near the track: which one it was is not known, so neither continues it.
+        #expect(run(last: faces(box(80, 20, size: 100), box(-85, 10, size: 100))) == [2, 3])
+        // Another track near the detection (a face 150 px to the right, still there): the jump is not taken.
+        let neighbour = box(150, 0, size: 100)
+        let ids = run(last: faces(box(80, 20, size: 100), neighbour), also: neighbour)
+        #expect(ids[1] == 2 && ids[0] == 3, "\(ids)")
+        // Too far (centres 150 px apart, beyond the whole width): a new face.
+        #expect(run(last: faces(box(150, 0, size: 100))) == [2])
     }
 
     @Test func newFacesGetNewIDsAndIDsAreNeverReused() {
