@@ -248,7 +248,19 @@ struct PulseReplayCommand: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Regress each motion feature's rate of change out too (colour that lags the motion).")
     var motionVelocity = PulseEstimator.Configuration().motionVelocity
 
+    @Option(help: "Seconds of the newest pulse signal whose peak near the window's is the reported rate (0: the window's own).")
+    var refineWindow: Double = PulseEstimator.Configuration().refineWindow
+
+    @Option(help: "Where the refining taper peaks, as a share of its length (0.5: a Hann window).")
+    var refinePeak: Double = PulseEstimator.Configuration().refinePeak
+
+    @Option(help: "How far (bpm) from the window's peak the reported rate is looked for.")
+    var refineSpan: Double = PulseEstimator.Configuration().refineSpan
+
     func validate() throws {
+        guard (0...10).contains(refineWindow), (0.5...1).contains(refinePeak), (0...30).contains(refineSpan) else {
+            throw ValidationError("--refine-window 0...10, --refine-peak 0.5...1, --refine-span 0...30")
+        }
         guard ["mediaTime", "captureTime"].contains(clock) else { throw ValidationError("--clock mediaTime or captureTime") }
         guard motionRidge >= 0, motionRidge.isFinite else { throw ValidationError("--motion-ridge 0 or more") }
         guard firstWindow >= 1, firstWindow.isFinite else { throw ValidationError("--first-window 1 or more") }
@@ -264,6 +276,9 @@ struct PulseReplayCommand: ParsableCommand {
         configuration.motionSpread = motionSpread
         configuration.meshForehead = meshForehead
         configuration.motionVelocity = motionVelocity
+        configuration.refineWindow = refineWindow
+        configuration.refinePeak = refinePeak
+        configuration.refineSpan = refineSpan
         var estimator = PulseEstimator(configuration: configuration)
         let data = input == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: input))
         func point(_ value: Any?) -> SIMD2<Double>? {
