@@ -32,7 +32,8 @@ import FacewireVocabulary
 ///
 /// Once reporting, a window whose signature SNR still reaches ``Configuration/holdSNR``, whose signature peak agrees
 /// and whose peak is within ``Configuration/maxSpread`` of the previous window's keeps it going. Otherwise "not yet"
-/// (nil). The reported rate is the peak of the newest ``Configuration/refineWindow`` seconds within
+/// (nil). The reported rate is the peak of the newest ``Configuration/refineWindow`` seconds (fewer at fast rates:
+/// ``Configuration/refineCycles`` beats) within
 /// ``Configuration/refineSpan`` of the window's, read with a taper that weighs the newest most
 /// (``PulseSignal/refine(_:rate:around:seconds:span:peak:resolution:)``): a 10 s window's own peak is its mean rate,
 /// some 5 s late when the rate changes.
@@ -89,7 +90,8 @@ public struct PulseEstimator: Sendable {
         public var minSNR: Double = 1.5
         /// The signature SNR (dB) a window needs to keep reporting the rate it continues.
         public var holdSNR: Double = -3
-        /// Seconds of the newest pulse signal whose peak near the window's is the reported rate (0: the window's own).
+        /// Seconds of the newest pulse signal whose peak near the window's is the reported rate: the most the
+        /// refinement reads (fewer at fast rates: ``refineCycles``). 0: no refinement, the window's own peak.
         public var refineWindow: Double = 6
         /// Seconds between two readings of the reported rate while reporting: between two windows, only the newest
         /// ``refineWindow`` seconds are read again, near the newest window's peak. Held for a whole ``interval``, the
@@ -100,6 +102,11 @@ public struct PulseEstimator: Sendable {
         public var refineInterval: Double = 0.1
         /// How far (bpm) from the window's peak the reported rate is looked for.
         public var refineSpan: Double = 5
+        /// When above 0, the refinement reads this many beats at the window's peak rate when they take less than
+        /// ``refineWindow`` seconds (at least 3 s): 4.8 s at 150 bpm, 6 s at 120 bpm and below. A rate that wanders
+        /// by a share of itself moves fastest when it is high, where 6 s lag most; a fast rate also has the most beats
+        /// in a second to read. BENCHMARKS ("the refinement by beats") has the replays and fresh seeds it was decided on.
+        public var refineCycles: Double = 12
         /// Where the refining taper peaks, as a share of its length (0.5: a Hann window; later weighs the newest more).
         public var refinePeak: Double = 0.9
         /// How far (bpm) the signature's peak may be from the window's, and a held window's peak from the previous one.
@@ -384,13 +391,13 @@ public struct PulseEstimator: Sendable {
     }
 
     /// Between two windows, while reporting: the reported rate read again from the newest samples, near the newest
-    /// window's peak. Only the newest ``Configuration/refineWindow`` seconds are projected (and the overlap POS and
-    /// PBV need before them): about a twentieth of a window's cost.
+    /// window's peak. Only the newest seconds the refinement reads (``refineSeconds(_:)``) are projected (and the
+    /// overlap POS and PBV need before them): about a twentieth of a window's cost.
     private mutating func refresh(until t: Double) {
         lastRefineAt = t
         guard let reading = latest, var estimate = current, configuration.refineWindow > 0 else { return }
         let overlap = Double(PulseSignal.overlapLength(rate: configuration.rate) ?? 0) / configuration.rate
-        let seconds = configuration.refineWindow + overlap + 2 / configuration.rate
+        let seconds = refineSeconds(reading.bpm / 60) + overlap + 2 / configuration.rate
         let start = samples.lastIndex { t - $0.t > seconds }.map { $0 + 1 } ?? samples.startIndex
         let slice = Array(samples[start...])
         // A face the newest window found still is read still until the next window (the check costs as much again).
@@ -469,8 +476,18 @@ public struct PulseEstimator: Sendable {
     /// what a window estimate reports, and what is read again between windows.
     private func refine(_ signal: [Double], around frequency: Double) -> Double? {
         PulseSignal.refine(
-            signal, rate: configuration.rate, around: frequency, seconds: configuration.refineWindow,
+            signal, rate: configuration.rate, around: frequency, seconds: refineSeconds(frequency),
             span: configuration.refineSpan / 60, peak: configuration.refinePeak)
+    }
+
+    /// Seconds the refinement reads near `frequency` (Hz): ``Configuration/refineCycles`` beats when they take less
+    /// than ``Configuration/refineWindow`` (at least 3 s); otherwise, or when `frequency` is not a positive finite
+    /// number, ``Configuration/refineWindow`` (0: no refinement).
+    func refineSeconds(_ frequency: Double) -> Double {
+        guard configuration.refineWindow > 0, configuration.refineCycles > 0, frequency > 0, frequency.isFinite else {
+            return configuration.refineWindow
+        }
+        return min(configuration.refineWindow, max(3, configuration.refineCycles / frequency))
     }
 
     private mutating func estimate(until t: Double) {

@@ -471,6 +471,41 @@ struct PulseEstimatorTests {
         #expect(refined < window * 0.7, "refined \(refined) against the window's \(window)")
     }
 
+    @Test("the refinement reads twelve beats when they take less than 6 s: fewer seconds at a fast rate, 6 s below 120 bpm")
+    func theRefinementReadsBeats() {
+        let estimator = PulseEstimator()
+        #expect(abs(estimator.refineSeconds(150.0 / 60) - 4.8) < 1e-9)
+        #expect(estimator.refineSeconds(120.0 / 60) == 6)
+        #expect(estimator.refineSeconds(60.0 / 60) == 6, "12 beats at 60 bpm are 12 s: the refinement's 6 s")
+        #expect(estimator.refineSeconds(300.0 / 60) == 3, "12 beats at 300 bpm are 2.4 s: at least 3")
+        var off = PulseEstimator.Configuration()
+        off.refineWindow = 0
+        #expect(PulseEstimator(configuration: off).refineSeconds(150.0 / 60) == 0, "no refinement")
+        for odd in [0.0, -1, .nan, .infinity] { #expect(estimator.refineSeconds(odd) == 6, "\(odd): the fixed 6 s") }
+        var seconds = PulseEstimator.Configuration()
+        seconds.refineCycles = 0
+        #expect(PulseEstimator(configuration: seconds).refineSeconds(150.0 / 60) == 6)
+
+        // A fast rate climbing 1 bpm/s (140 to 160 bpm): 4.8 s lag less than 6 s.
+        func rate(_ t: Double) -> Double { 140 + min(20, max(0, t - 5)) }
+        var phase = 0.0
+        var random = SplitMix64(seed: 21)
+        let samples = (0..<1200).map { i -> (Int64, Double, Double, Double) in
+            let t = Double(i) / 30
+            phase += 2 * .pi * rate(t) / 60 / 30
+            let p = 0.003 * sin(phase)
+            func channel(_ value: Double, _ d: Double) -> Double { value * (1 + p * d) * (1 + 0.0005 * random.gaussian()) }
+            return (Int64(t * 1_000_000), channel(160, 0.33), channel(115, 0.77), channel(95, 0.53))
+        }
+        func meanError(_ configuration: PulseEstimator.Configuration) -> Double {
+            let climbing = Self.runTimed(samples, configuration).estimates.filter { $0.t >= 15 && $0.t <= 25 }
+            return climbing.map { abs($0.bpm - rate($0.t)) }.reduce(0, +) / Double(max(1, climbing.count))
+        }
+        let beats = meanError(.init())
+        let fixed = meanError(seconds)
+        #expect(beats < fixed - 0.3, "12 beats: \(beats) bpm off, against \(fixed) with 6 s")
+    }
+
     @Test("between windows the reported rate is read again from the newest seconds, and keeps closer to a climbing rate")
     func theReportedRateIsReadAgainBetweenWindows() {
         // A rate climbing 1 bpm/s from 70 to 100 bpm: an estimate held for half a second is a quarter of a second

@@ -257,7 +257,11 @@ struct PulseReplayCommand: ParsableCommand {
     @Option(help: "How far (bpm) from the window's peak the reported rate is looked for.")
     var refineSpan: Double = PulseEstimator.Configuration().refineSpan
 
+    @Option(help: "Beats at the window's peak rate the refinement reads when they take less than --refine-window (at least 3 s); 0: always --refine-window.")
+    var refineCycles: Double = PulseEstimator.Configuration().refineCycles
+
     func validate() throws {
+        guard (0...60).contains(refineCycles) else { throw ValidationError("--refine-cycles 0...60 (0: --refine-window seconds)") }
         guard (0...10).contains(refineWindow), (0.5...1).contains(refinePeak), (0...30).contains(refineSpan) else {
             throw ValidationError("--refine-window 0...10, --refine-peak 0.5...1, --refine-span 0...30")
         }
@@ -279,6 +283,7 @@ struct PulseReplayCommand: ParsableCommand {
         configuration.refineWindow = refineWindow
         configuration.refinePeak = refinePeak
         configuration.refineSpan = refineSpan
+        configuration.refineCycles = refineCycles
         var estimator = PulseEstimator(configuration: configuration)
         let data = input == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: input))
         func point(_ value: Any?) -> SIMD2<Double>? {
