@@ -73,7 +73,8 @@ public struct TrackUpdate: Hashable, Sendable {
 ///    than `centreFallbackFactor` × the predicted width apart, nearest first.
 /// 3b. A lone face's jump: an unmatched confirmed track and an unmatched high-confidence detection pair up when the
 ///    detection is the only one of the frame within `loneFallbackFactor` × the predicted width, no other track is
-///    that near the detection, and their sizes agree within 30 % (``matchLoneJumps(_:high:predicted:trackForDetection:trackUsed:)``).
+///    that near the detection, and their sizes agree within 30 %
+///    (``matchLoneJumps(_:highScore:predicted:trackForDetection:trackUsed:)``).
 /// 4. Low-confidence detections are matched to the tracks still unmatched, over pairs with IoU ≥ `lowMinIoU`.
 /// 5. A matched track takes the detection (its filter is corrected). An unmatched high-confidence detection
 ///    starts a track; an unmatched low-confidence one gets no track (ID 0).
@@ -110,7 +111,8 @@ public struct FaceTracker: Sendable {
         /// Creates a configuration; the defaults suit 5–60 fps video of faces.
         public init(
             maxAge: Double = 1.0, minHits: Int = 1, highScore: Float = 0.7, minIoU: Float = 0.3,
-            lowMinIoU: Float = 0.5, centreFallbackFactor: Float = 0.5, loneFallbackFactor: Float = 1.0, maxTracks: Int = 256
+            lowMinIoU: Float = 0.5, centreFallbackFactor: Float = 0.5, loneFallbackFactor: Float = 1.0,
+            maxTracks: Int = 256
         ) {
             self.loneFallbackFactor = loneFallbackFactor
             self.maxTracks = max(1, maxTracks)
@@ -207,7 +209,11 @@ public struct FaceTracker: Sendable {
                 trackForDetection[pair.detection] = pair.track
             }
         }
-        if configuration.loneFallbackFactor > 0 { matchLoneJumps(detections, high: high, predicted: predicted, trackForDetection: &trackForDetection, trackUsed: &trackUsed) }
+        if configuration.loneFallbackFactor > 0 {
+            matchLoneJumps(
+                detections, highScore: highScore, predicted: predicted, trackForDetection: &trackForDetection,
+                trackUsed: &trackUsed)
+        }
         match(low, minIoU: configuration.lowMinIoU)
         previousTime = time
 
@@ -268,19 +274,25 @@ public struct FaceTracker: Sendable {
     }
 
     /// Step 3b: a confirmed track that nothing matched and a high-confidence detection that would start a track are
-    /// one face that jumped (a head turning fast while frames are lost) when, within ``Configuration/loneFallbackFactor``
-    /// × the predicted width, that detection is the only detection of the frame near the track, no other track is
-    /// near the detection (within the factor × each one's own predicted width), and width and height agree within
-    /// 30 %. Where two faces or two tracks are that close, the pairing is ambiguous and nothing is paired.
+    /// one face that jumped (a head turning fast while frames are lost) when, within
+    /// ``Configuration/loneFallbackFactor`` × the predicted width, that detection is the only detection of the frame
+    /// near the track, no other track is near the detection (within the factor × each one's own predicted width), and
+    /// width and height agree within 30 %. Where two faces or two tracks are that close, the pairing is ambiguous and
+    /// nothing is paired.
     func matchLoneJumps(
-        _ detections: [TrackDetection], high: [Int], predicted: [FaceRect], trackForDetection: inout [Int?], trackUsed: inout [Bool]
+        _ detections: [TrackDetection], highScore: Float, predicted: [FaceRect], trackForDetection: inout [Int?],
+        trackUsed: inout [Bool]
     ) {
         let factor = configuration.loneFallbackFactor
         for t in tracks.indices where !trackUsed[t] && tracks[t].id != 0 {
-            let near = detections.indices.filter { predicted[t].centreDistance(to: detections[$0].box) < factor * predicted[t].width }
-            guard near.count == 1, let d = near.first, trackForDetection[d] == nil, high.contains(d) else { continue }
+            let radius = factor * predicted[t].width
+            let near = detections.indices.filter { predicted[t].centreDistance(to: detections[$0].box) < radius }
+            guard near.count == 1, let d = near.first, trackForDetection[d] == nil, detections[d].score >= highScore
+            else { continue }
             let box = detections[d].box
-            let crowded = tracks.indices.contains { $0 != t && predicted[$0].centreDistance(to: box) < factor * predicted[$0].width }
+            let crowded = tracks.indices.contains {
+                $0 != t && predicted[$0].centreDistance(to: box) < factor * predicted[$0].width
+            }
             func agree(_ a: Float, _ b: Float) -> Bool { a > 0 && b > 0 && max(a / b, b / a) <= 1.3 }
             guard !crowded, agree(box.width, predicted[t].width), agree(box.height, predicted[t].height) else { continue }
             trackUsed[t] = true
