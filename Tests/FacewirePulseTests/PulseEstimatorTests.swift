@@ -44,13 +44,14 @@ struct PulseEstimatorTests {
     /// A rate climbing from 70 to 100 bpm over 30 s after the first 5 (1 bpm/s, as when someone stands up).
     static func climbingRate(at t: Double) -> Double { 70 + min(30, max(0, t - 5)) }
 
-    /// 40 s at 30 fps of a pulse 0.3 % deep at ``climbingRate(at:)``, with 0.05 % noise per channel.
-    static func climbing(seed: UInt64) -> [(Int64, Double, Double, Double)] {
+    /// 40 s at 30 fps of a pulse 0.3 % deep at `rate` (bpm at t seconds; ``climbingRate(at:)`` unless given), with
+    /// 0.05 % noise per channel.
+    static func climbing(seed: UInt64, rate: (Double) -> Double = climbingRate(at:)) -> [(Int64, Double, Double, Double)] {
         var phase = 0.0
         var random = SplitMix64(seed: seed)
         return (0..<1200).map { i -> (Int64, Double, Double, Double) in
             let t = Double(i) / 30
-            phase += 2 * .pi * climbingRate(at: t) / 60 / 30
+            phase += 2 * .pi * rate(t) / 60 / 30
             let p = 0.003 * sin(phase)
             func channel(_ value: Double, _ d: Double) -> Double { value * (1 + p * d) * (1 + 0.0005 * random.gaussian()) }
             return (Int64(t * 1_000_000), channel(160, 0.33), channel(115, 0.77), channel(95, 0.53))
@@ -488,15 +489,7 @@ struct PulseEstimatorTests {
 
         // A fast rate climbing 1 bpm/s (140 to 160 bpm): 4.8 s lag less than 6 s.
         func rate(_ t: Double) -> Double { 140 + min(20, max(0, t - 5)) }
-        var phase = 0.0
-        var random = SplitMix64(seed: 21)
-        let samples = (0..<1200).map { i -> (Int64, Double, Double, Double) in
-            let t = Double(i) / 30
-            phase += 2 * .pi * rate(t) / 60 / 30
-            let p = 0.003 * sin(phase)
-            func channel(_ value: Double, _ d: Double) -> Double { value * (1 + p * d) * (1 + 0.0005 * random.gaussian()) }
-            return (Int64(t * 1_000_000), channel(160, 0.33), channel(115, 0.77), channel(95, 0.53))
-        }
+        let samples = Self.climbing(seed: 21, rate: rate)
         func meanError(_ configuration: PulseEstimator.Configuration) -> Double {
             let climbing = Self.runTimed(samples, configuration).estimates.filter { $0.t >= 15 && $0.t <= 25 }
             return climbing.map { abs($0.bpm - rate($0.t)) }.reduce(0, +) / Double(max(1, climbing.count))
