@@ -94,10 +94,10 @@ public struct PulseEstimator: Sendable {
         /// refinement reads (fewer at fast rates: ``refineCycles``). 0: no refinement, the window's own peak.
         public var refineWindow: Double = 6
         /// Seconds between two readings of the reported rate while reporting: between two windows, only the newest
-        /// ``refineWindow`` seconds are read again, near the newest window's peak. Held for a whole ``interval``, the
-        /// rate reported was a quarter of a second staler on average; on the synthetic clips the settings were chosen
-        /// on, reading it every 0.1 s put 2.4 and 1.1 points more of the reported seconds within 5 bpm (every frame:
-        /// no better). Each reading costs about a twentieth of a window's estimate (`facewire bench pulse-cost
+        /// seconds the refinement reads (``refineWindow``, fewer at fast rates) are read again, near the newest
+        /// window's peak. Held for a whole ``interval``, the rate reported was a quarter of a second staler on
+        /// average; on the synthetic clips the settings were chosen on, reading it every 0.1 s put 2.4 and 1.1 points
+        /// more of the reported seconds within 5 bpm (every frame: no better). Each reading costs about a twentieth of a window's estimate (`facewire bench pulse-cost
         /// --refine-interval`: 2.15 ms CPU per tracked face-second, against 1.74 held).
         public var refineInterval: Double = 0.1
         /// How far (bpm) from the window's peak the reported rate is looked for.
