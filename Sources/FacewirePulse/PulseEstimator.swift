@@ -27,8 +27,8 @@ import FacewireVocabulary
 ///   within ``Configuration/maxSpread`` instead (weaker: a steady artefact agrees with itself).
 ///
 /// Before any of this, when the samples carry the face's geometry, what the face's own motion explains of its colours
-/// is regressed out of them, and a peak that sits on the motion's own rate (or twice it) needs more SNR
-/// (``PulseMotion``, ``Configuration/motionPenalty``).
+/// is regressed out of them, and a peak that sits on the motion's own rate (or twice it), or where the face moves by
+/// at least ``Configuration/motionPeakFloor``, needs more SNR (``PulseMotion``, ``Configuration/motionPenalty``).
 ///
 /// Once reporting, a window whose signature SNR still reaches ``Configuration/holdSNR``, whose signature peak agrees
 /// and whose peak is within ``Configuration/maxSpread`` of the previous window's keeps it going. Otherwise "not yet"
@@ -150,6 +150,13 @@ public struct PulseEstimator: Sendable {
         public var motionPenalty: Double = 3
         /// How near (bpm) a window's peak must be to the motion's, or to twice it, to count as on it.
         public var motionSpread: Double = 3
+        /// A window whose peak lies where the face itself moves by at least this much (``Reading/motionAtPeak``: the
+        /// largest amplitude of any motion feature within a DFT bin of the peak, in the units of ``motionFloor``)
+        /// counts as on the motion too, wherever the motion's own largest rate is: a talking face moves at many rates
+        /// at once (0: off). Chosen on the eight seen motion seeds and adopted by a rule stated before two fresh
+        /// seeds ran (BENCHMARKS.md, "how much the face moves at the peak"): there it took the control seconds with a
+        /// rate from 30 to 21 of 630, with 2 right seconds fewer of 334.
+        public var motionPeakFloor: Double = 0.04
         /// Whether a moving face's windows read the forehead that follows the face mesh, where every sample carries one
         /// (``add(timeUs:regions:geometry:meshForehead:)``), instead of the one placed from the eyes. Off: on two fresh
         /// seeds it gave more rates (36 more seconds within 5 bpm of 630) but more of them false (8 more control
@@ -193,6 +200,9 @@ public struct PulseEstimator: Sendable {
         /// Whether the window read the mesh's forehead (a moving face whose every sample carried one) instead of
         /// the forehead placed from the eyes.
         public var meshForehead = false
+        /// How much the face moves at `bpm`: the largest amplitude of any motion feature within a DFT bin of it
+        /// (``Configuration/motionPeakFloor``), when it moves enough to be regressed.
+        public var motionAtPeak: Double?
 
         public init(
             bpm: Double, refinedBPM: Double, snr: Double, signatureBPM: Double?, signatureSNR: Double, signatureAngle: Double = 0,
@@ -524,6 +534,7 @@ public struct PulseEstimator: Sendable {
             regions: regions, regionsAgreeing: agreeing)
         if span < configuration.window * 0.98 { reading.seconds = span }
         reading.motionBPM = regression?.motion.map { $0 * 60 }
+        reading.motionAtPeak = regression.map { $0.spectrum.amplitude(near: peak.frequency, width: 1 / max(span, 1)) }
         reading.meshForehead = mesh
         latest = reading
         recent.append(reading.bpm)
@@ -540,11 +551,11 @@ public struct PulseEstimator: Sendable {
         let corroborated = reading.regions >= 2
             ? reading.regionsAgreeing >= 2
             : agreeing.count >= max(1, configuration.agreement) && (agreeing.max()! - agreeing.min()!) <= configuration.maxSpread
-        // A peak on the face's own rhythmic motion (or its harmonic) is worth less: the motion's colour change that
-        // the regression could not explain sits exactly there.
+        // A peak on the face's own rhythmic motion (or its harmonic), or where the face moves much, is worth less: the
+        // motion's colour change that the regression could not explain sits exactly there.
         let onMotion = reading.motionBPM.map { motion in
             [1.0, 2.0].contains { abs(reading.bpm - $0 * motion) <= configuration.motionSpread }
-        } ?? false
+        } ?? false || (configuration.motionPeakFloor > 0 && (reading.motionAtPeak ?? 0) >= configuration.motionPeakFloor)
         let snr = reading.signatureSNR - (onMotion ? configuration.motionPenalty : 0)
         let starts = signed && corroborated && snr >= configuration.minSNR
             && reading.signatureAngle <= configuration.maxSignatureAngle

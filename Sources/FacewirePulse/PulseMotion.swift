@@ -90,14 +90,17 @@ public enum PulseMotion {
     ) -> Regressors {
         let scale = features.count > 2 ? exp(features[2].reduce(0, +) / Double(max(1, features[2].count))) : 1
         var largest: (amplitude: Double, w: Double, units: [Double])?
+        var spectrum = Spectrum()
         for (index, series) in features.enumerated() {
             let units = index < 2 && scale.isFinite && scale > 0 ? series.map { $0 / scale } : series
-            for bin in PulseSignal.bins(units, rate: rate, band: band) where bin.amplitude > largest?.amplitude ?? 0 {
-                largest = (bin.amplitude, bin.w, units)
+            for (k, bin) in PulseSignal.bins(units, rate: rate, band: band).enumerated() {
+                spectrum.add(bin: k, hz: bin.w * rate / (2 * Double.pi), amplitude: bin.amplitude)
+                if bin.amplitude > largest?.amplitude ?? 0 { largest = (bin.amplitude, bin.w, units) }
             }
         }
         guard let largest, largest.amplitude >= floor else { return Regressors() }
         var out = Regressors()
+        out.spectrum = spectrum
         for series in features where series.count >= 8 {
             let detrended = PulseSignal.detrend(series)
             let scale = series.reduce(0) { max($0, abs($1)) }
@@ -128,6 +131,27 @@ public enum PulseMotion {
         var velocities: [[Double]] = []
         /// The face's motion's own rate (Hz), when it moves enough to be regressed.
         var motion: Double?
+        /// How much the face moves at each frequency of the band.
+        var spectrum = Spectrum()
+    }
+
+    /// How much a face moves at each DFT bin of a window in the band: the bin's frequency (Hz) and the largest
+    /// amplitude any feature has there, in the units of ``regressors(_:rate:band:floor:velocity:)``'s floor. Where the
+    /// motion's largest rate (``Regressors/motion``) says only where it moves most, this says how much it moves at a
+    /// pulse's candidate rate: talking moves a face at many rates at once.
+    struct Spectrum: Sendable {
+        private(set) var bins: [(hz: Double, amplitude: Double)] = []
+
+        /// Bin `index` of a feature: its frequency is set by the first feature that has it, its amplitude is the largest.
+        mutating func add(bin index: Int, hz: Double, amplitude: Double) {
+            if index == bins.count { bins.append((hz, 0)) }
+            if index < bins.count { bins[index].amplitude = max(bins[index].amplitude, amplitude) }
+        }
+
+        /// The largest amplitude of the bins within `width` Hz of `hz` (0: none).
+        func amplitude(near hz: Double, width: Double) -> Double {
+            bins.reduce(0) { abs($1.hz - hz) <= width ? max($0, $1.amplitude) : $0 }
+        }
     }
 
     /// Central differences of `x` (one-sided at the ends), per sample.
@@ -157,11 +181,14 @@ public enum PulseMotion {
         let factor: [Double]
         /// The face's motion's own rate (Hz).
         let motion: Double?
+        /// How much the face moves at each frequency (``Regressors/spectrum``).
+        var spectrum = Spectrum()
 
         /// Nil without regressors, with regressors of unequal length or no more samples than regressors, or a ridge
         /// that is negative or not finite. `ridge` times the sample count goes on the diagonal of MᵀM.
         init?(_ regressors: Regressors, ridge: Double) {
             self.init(regressors.linear + regressors.squares + regressors.velocities, motion: regressors.motion, ridge: ridge)
+            spectrum = regressors.spectrum
         }
 
         init?(_ regressors: [[Double]], motion: Double? = nil, ridge: Double) {

@@ -223,6 +223,20 @@ struct PulseEstimatorTests {
         #expect(decide(moving(73, snr: -1, motion: 72), previous: 72, reported: reported) == nil, "too weak to hold on the motion")
         #expect(decide(moving(73, snr: 1, motion: 72), previous: 72, reported: reported) != nil)
         #expect(decide(moving(95, snr: 4, motion: .nan)) != nil, "a NaN motion changes nothing")
+        // Where the face moves by at least motionPeakFloor at the peak, wherever its largest motion is, the same.
+        func movingAtPeak(_ amplitude: Double, snr: Double = 4) -> PulseEstimator.Reading {
+            var r = moving(95, snr: snr, motion: 130)
+            r.motionAtPeak = amplitude
+            return r
+        }
+        let floor = 0.04
+        configuration.motionPeakFloor = floor
+        #expect(decide(movingAtPeak(floor)) == nil, "moving as much as the floor at the peak: 4 dB is not enough to start")
+        #expect(decide(movingAtPeak(floor, snr: 5)) == .init(bpm: 95, snr: 5 - configuration.motionPenalty, window: 10))
+        #expect(decide(movingAtPeak(floor * 0.9)) == .init(bpm: 95, snr: 4, window: 10), "less than the floor: no penalty")
+        #expect(decide(movingAtPeak(.nan)) != nil, "a NaN amplitude changes nothing")
+        configuration.motionPeakFloor = 0
+        #expect(decide(movingAtPeak(1)) != nil, "0 turns it off")
         // Nonsense settings and readings do not trap.
         configuration.minSNR = .nan
         configuration.maxSpread = -1

@@ -68,6 +68,26 @@ struct PulseMotionTests {
         #expect(nodding.motion.map { abs($0 - 1.5) < 0.02 } == true)
     }
 
+    @Test("the motion spectrum says how much the face moves at every rate, not only at its largest")
+    func motionSpectrum() {
+        let n = 300
+        // Eyes 100 px apart: a nod of 4 px (0.04 eye distances) at 1.5 Hz, and a sway of 2 px (0.02) at 2.4 Hz.
+        let x = (0..<n).map { 200 + 2 * sin(2 * .pi * 2.4 * Double($0) / 30) }
+        let y = (0..<n).map { 150 + 4 * sin(2 * .pi * 1.5 * Double($0) / 30) }
+        let logD = [Double](repeating: log(100.0), count: n)
+        let moving = PulseMotion.regressors([x, y, logD], rate: 30, band: Self.band, floor: 0.025)
+        #expect(moving.motion.map { abs($0 - 1.5) < 0.02 } == true, "the largest is the nod")
+        let width = 0.1  // one bin of 10 s
+        #expect(abs(moving.spectrum.amplitude(near: 1.5, width: width) - 0.04) < 0.004)
+        #expect(abs(moving.spectrum.amplitude(near: 2.4, width: width) - 0.02) < 0.002, "the sway is there too")
+        #expect(moving.spectrum.amplitude(near: 1.0, width: width) < 0.002, "and nothing moves at 60 bpm")
+        #expect(moving.spectrum.amplitude(near: .nan, width: width) == 0)
+        // A face that moves too little to be regressed has no spectrum.
+        let still = PulseMotion.regressors(
+            [x.map { 200 + ($0 - 200) / 10 }, y.map { _ in 150 }, logD], rate: 30, band: Self.band, floor: 0.025)
+        #expect(still.motion == nil && still.spectrum.amplitude(near: 2.4, width: width) == 0)
+    }
+
     /// The power of `x` (uniform, 30 Hz) at `frequency` Hz.
     static func power(_ x: [Double], at frequency: Double) -> Double {
         let (re, im) = PulseSignal.dft(PulseSignal.detrend(x), at: 2 * .pi * frequency / 30)

@@ -242,6 +242,9 @@ struct PulseReplayCommand: ParsableCommand {
     @Option(help: "How near (bpm) a peak must be to the motion's (or its harmonic) to count as on it.")
     var motionSpread: Double = PulseEstimator.Configuration().motionSpread
 
+    @Option(help: "A peak where the face moves by at least this much (amplitude, eye distances) counts as on the motion (0: off).")
+    var motionPeakFloor: Double = PulseEstimator.Configuration().motionPeakFloor
+
     @Flag(inversion: .prefixedNo, help: "Read a moving face's forehead on the mesh (meshSkin), where every sample has one.")
     var meshForehead = PulseEstimator.Configuration().meshForehead
 
@@ -278,6 +281,7 @@ struct PulseReplayCommand: ParsableCommand {
         configuration.firstWindow = firstWindow
         configuration.motionFloor = motionFloor
         configuration.motionSpread = motionSpread
+        configuration.motionPeakFloor = motionPeakFloor
         configuration.meshForehead = meshForehead
         configuration.motionVelocity = motionVelocity
         configuration.refineWindow = refineWindow
@@ -326,7 +330,7 @@ struct PulseReplayCommand: ParsableCommand {
             if let r = estimator.latest {
                 // The newest window's reading, reported or not: what the gate saw.
                 out += ",\"reading\":{\"bpm\":\(r.bpm),\"signatureBPM\":\(r.signatureBPM ?? 0),\"signatureSNR\":\(r.signatureSNR)"
-                out += ",\"angle\":\(r.signatureAngle),\"regions\":\(r.regions),\"agreeing\":\(r.regionsAgreeing),\"motionBPM\":\(r.motionBPM ?? 0),\"meshForehead\":\(r.meshForehead)}"
+                out += ",\"angle\":\(r.signatureAngle),\"regions\":\(r.regions),\"agreeing\":\(r.regionsAgreeing),\"motionBPM\":\(r.motionBPM ?? 0),\"motionAtPeak\":\(r.motionAtPeak ?? 0),\"meshForehead\":\(r.meshForehead)}"
             }
             out += "}\n"
         }
