@@ -17,8 +17,9 @@ import Foundation
 /// The pulse is left alone because only a face that moves is regressed (``regressors(_:rate:band:floor:)``): the
 /// head's own jolt with each beat is a fraction of a pixel. A ridge keeps the regression from fitting noise.
 ///
-/// The motion's own rate is read too (``Regressors/motion``): the estimator's gate asks more of a peak that sits on
-/// it or on twice it.
+/// The motion's own rate is read too (``Regressors/motion``), and how much the face moves at every rate of the band
+/// (``Regressors/spectrum``): the estimator's gate asks more of a peak that sits on the rate or on twice it, or where
+/// the face moves much.
 ///
 /// Pure, and bounded: at most ``featureCount`` features per sample, one solve of a 24 × 24 system per channel.
 public enum PulseMotion {
@@ -76,8 +77,8 @@ public enum PulseMotion {
     /// others. Then each feature series detrended and scaled to unit variance (`linear`), its centred square
     /// likewise (`squares`: the harmonics a non-linear mapping from pose to colour makes) and, with `velocity`, its
     /// rate of change likewise (`velocities`: colour a quarter-period behind the motion); a feature that does not
-    /// move is left out; and the face's motion's own rate (`motion`, Hz): where the largest of those amplitudes is,
-    /// read every 0.01 Hz within a bin of it. Otherwise none.
+    /// move is left out; the face's motion's own rate (`motion`, Hz): where the largest of those amplitudes is, read
+    /// every 0.01 Hz within a bin of it; and, per bin, the largest of those amplitudes (`spectrum`). Otherwise none.
     ///
     /// Only then, because the head also moves with the pulse itself: each beat jolts it by a fraction of a pixel
     /// (ballistocardiography; Balakrishnan et al., CVPR 2013, read the pulse from exactly that), and the detector's

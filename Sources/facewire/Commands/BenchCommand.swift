@@ -270,6 +270,7 @@ struct PulseReplayCommand: ParsableCommand {
         }
         guard ["mediaTime", "captureTime"].contains(clock) else { throw ValidationError("--clock mediaTime or captureTime") }
         guard motionRidge >= 0, motionRidge.isFinite else { throw ValidationError("--motion-ridge 0 or more") }
+        guard motionPeakFloor >= 0, motionPeakFloor.isFinite else { throw ValidationError("--motion-peak-floor 0 or more (0: off)") }
         guard firstWindow >= 1, firstWindow.isFinite else { throw ValidationError("--first-window 1 or more") }
     }
 
