@@ -183,16 +183,17 @@ public enum PulseMotion {
         /// The face's motion's own rate (Hz).
         let motion: Double?
         /// How much the face moves at each frequency (``Regressors/spectrum``).
-        var spectrum = Spectrum()
+        let spectrum: Spectrum
 
         /// Nil without regressors, with regressors of unequal length or no more samples than regressors, or a ridge
         /// that is negative or not finite. `ridge` times the sample count goes on the diagonal of MᵀM.
         init?(_ regressors: Regressors, ridge: Double) {
-            self.init(regressors.linear + regressors.squares + regressors.velocities, motion: regressors.motion, ridge: ridge)
-            spectrum = regressors.spectrum
+            self.init(
+                regressors.linear + regressors.squares + regressors.velocities, motion: regressors.motion,
+                spectrum: regressors.spectrum, ridge: ridge)
         }
 
-        init?(_ regressors: [[Double]], motion: Double? = nil, ridge: Double) {
+        init?(_ regressors: [[Double]], motion: Double? = nil, spectrum: Spectrum = Spectrum(), ridge: Double) {
             guard let n = regressors.first?.count, regressors.allSatisfy({ $0.count == n }), n > regressors.count, ridge >= 0,
                 ridge.isFinite
             else { return nil }
@@ -210,6 +211,7 @@ public enum PulseMotion {
             guard let factor = PulseMotion.cholesky(gram, p) else { return nil }
             self.regressors = regressors
             self.motion = motion
+            self.spectrum = spectrum
             self.factor = factor
         }
 
