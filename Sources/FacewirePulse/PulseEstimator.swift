@@ -28,7 +28,8 @@ import FacewireVocabulary
 ///
 /// Before any of this, when the samples carry the face's geometry, what the face's own motion explains of its colours
 /// is regressed out of them, and a peak that sits on the motion's own rate (or twice it), or where the face moves by
-/// at least ``Configuration/motionPeakFloor``, needs more SNR (``PulseMotion``, ``Configuration/motionPenalty``).
+/// at least ``Configuration/motionPeakFloor``, needs more SNR (``PulseMotion``, ``Configuration/motionPenalty``). Such a
+/// moving face's windows can be projected with another method (``Configuration/movingMethod``; off by default).
 ///
 /// Once reporting, a window whose signature SNR still reaches ``Configuration/holdSNR``, whose signature peak agrees
 /// and whose peak is within ``Configuration/maxSpread`` of the previous window's keeps it going. Otherwise "not yet"
@@ -162,6 +163,17 @@ public struct PulseEstimator: Sendable {
         /// seeds it gave more rates (36 more seconds within 5 bpm of 630) but more of them false (8 more control
         /// seconds), past the limit stated before they ran (BENCHMARKS.md, "Heads that move").
         public var meshForehead = false
+        /// The projection a moving face's windows are read with (those whose motion is regressed: ``Reading/motionBPM``
+        /// is set), for their peak, their regions' and the reported rate; nil: ``method``. PBV passes only colour change
+        /// along the blood-volume signature, so a moving face's colour change that no motion explains (an expression's
+        /// flush, shading, a highlight) counts for less than on POS, which passes any change of hue. The window's peak is
+        /// then the signature's own, so the gate's first piece of evidence (the two projections agreeing) holds
+        /// trivially and the regions, the SNR, the angle and the motion's penalty decide. A still face keeps
+        /// ``method`` (POS: issue 16's default), where that agreement is evidence. Off (nil) by default: on two fresh
+        /// seeds PBV gave 24 more seconds within 5 bpm (400 against 376 of 630 tracked) but 6 more control seconds
+        /// with a rate (22 against 16) and a share right 0.3 points lower, past the limit stated before they ran
+        /// (BENCHMARKS.md, "Heads that move: a moving face read on the blood-volume signature").
+        public var movingMethod: Method?
 
         public init() {}
     }
@@ -413,7 +425,7 @@ public struct PulseEstimator: Sendable {
         // A face the newest window found still is read still until the next window (the check costs as much again).
         let regression = reading.motionBPM == nil ? nil : motionRegression(slice)
         let grid = uniform(slice, regression: regression, mesh: reading.meshForehead && readsMesh(slice, regression: regression))
-        guard let refined = refine(project(grid, configuration.method), around: reading.bpm / 60) else { return }
+        guard let refined = refine(project(grid, method(moving: reading.motionBPM != nil)), around: reading.bpm / 60) else { return }
         estimate.bpm = refined * 60
         current = estimate
     }
@@ -467,6 +479,11 @@ public struct PulseEstimator: Sendable {
 
     private var band: ClosedRange<Double> { (configuration.band.lowerBound / 60)...(configuration.band.upperBound / 60) }
 
+    /// The projection a window is read with: ``Configuration/movingMethod`` for a moving face when set.
+    private func method(moving: Bool) -> Method {
+        moving ? configuration.movingMethod ?? configuration.method : configuration.method
+    }
+
     /// The configured projection of uniformly sampled colours.
     private func project(_ grid: [PulseSignal.RGB], _ method: Method) -> [Double] {
         switch method {
@@ -506,12 +523,13 @@ public struct PulseEstimator: Sendable {
         let regression = motionRegression(window)
         let mesh = readsMesh(window, regression: regression)
         let grid = uniform(window, regression: regression, mesh: mesh)
-        let signal = project(grid, configuration.method)
+        let method = method(moving: regression != nil)
+        let signal = project(grid, method)
         guard let peak = peak(of: signal) else {
             forgetReadings()
             return
         }
-        let signature = configuration.method == .pbv ? peak : self.peak(of: PulseSignal.pbv(grid, rate: configuration.rate))
+        let signature = method == .pbv ? peak : self.peak(of: PulseSignal.pbv(grid, rate: configuration.rate))
         // Each region's own peak, for those with enough samples across the whole window: on a grid half as fine
         // (1.2 bpm, against an agreement of 3), which halves their cost.
         var regions = 0
@@ -521,7 +539,7 @@ public struct PulseEstimator: Sendable {
             guard Double(series.count) >= configuration.minSampleRate * span, let first = series.first,
                 let last = series.last, last.t - first.t >= span * 0.98,
                 let own = self.peak(
-                    of: project(uniform(window, region: region, regression: regression, mesh: mesh), configuration.method), resolution: 0.02)
+                    of: project(uniform(window, region: region, regression: regression, mesh: mesh), method), resolution: 0.02)
             else { continue }
             regions += 1
             if abs(own.frequency - peak.frequency) * 60 <= configuration.maxRegionSpread { agreeing += 1 }

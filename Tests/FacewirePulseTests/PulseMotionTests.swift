@@ -154,6 +154,15 @@ struct PulseMotionTests {
         #expect(PulseMotion.derivative([1, 3, 7]) == [2, 3, 4] && PulseMotion.derivative([5]) == [0] && PulseMotion.derivative([]).isEmpty)
     }
 
+    /// A face 100 pixels between the eyes, nodded `nod` (−1...1) of 6 pixels down, its landmarks a little noisy.
+    static func geometry(nod m: Double, _ random: inout SplitMix64) -> PulseMotion.Geometry {
+        let y = 200 + 6 * m
+        return PulseMotion.Geometry(
+            leftEye: SIMD2(150 + random.gaussian() * 0.3, y + random.gaussian() * 0.3),
+            rightEye: SIMD2(250 + random.gaussian() * 0.3, y + random.gaussian() * 0.3), mouth: SIMD2(200, y + 95 + 2 * m),
+            bounds: SIMD4(120, y - 80, 160, 220))
+    }
+
     /// A face nodding at `nodBPM` while its pulse beats at 72: the nod's colour change is two to three times the pulse's.
     static func nodding(nodBPM: Double, seconds: Double = 30) -> [(t: Int64, regions: [PulseEstimator.RegionColour], geometry: PulseMotion.Geometry)] {
         var random = SplitMix64(seed: 11)
@@ -161,11 +170,7 @@ struct PulseMotionTests {
             let t = Double(i) / 30
             let pulse = 0.003 * sin(2 * .pi * 1.2 * t)
             let m = sin(2 * .pi * nodBPM / 60 * t + 0.4)
-            let y = 200 + 6 * m
-            let geometry = PulseMotion.Geometry(
-                leftEye: SIMD2(150 + random.gaussian() * 0.3, y + random.gaussian() * 0.3),
-                rightEye: SIMD2(250 + random.gaussian() * 0.3, y + random.gaussian() * 0.3), mouth: SIMD2(200, y + 95 + 2 * m),
-                bounds: SIMD4(120, y - 80, 160, 220))
+            let geometry = Self.geometry(nod: m, &random)
             let regions = PulseEstimator.Region.allCases.map { region -> PulseEstimator.RegionColour in
                 // The worst case: the nod changes every region's colour just as blood does (along the blood-volume
                 // signature, each region by its own amount), so nothing in the colours tells the two apart.
@@ -205,6 +210,71 @@ struct PulseMotionTests {
             let regions = SyntheticPulse.regions((r, g, bl), &random)
             #expect(a.add(timeUs: t, regions: regions, geometry: geometry) == b.add(timeUs: t, regions: regions))
         }
+    }
+
+    /// A face whose pulse beats at 72 along the blood-volume signature while every region also flushes at 96 per
+    /// minute towards red (an expression's colour that no motion explains), three times as deep; nodding at 45 per
+    /// minute (its colour along the signature, which the motion reference takes out) when `nods`, still otherwise.
+    static func flushing(nods: Bool, seconds: Double = 30) -> [(t: Int64, regions: [PulseEstimator.RegionColour], geometry: PulseMotion.Geometry)] {
+        var random = SplitMix64(seed: 17)
+        return (0..<Int(seconds * 30)).map { i in
+            let t = Double(i) / 30
+            let pulse = 0.003 * sin(2 * .pi * 1.2 * t)
+            let flush = 0.009 * sin(2 * .pi * 1.6 * t + 0.3)
+            let m = nods ? sin(2 * .pi * 0.75 * t + 0.4) : 0
+            let geometry = Self.geometry(nod: m, &random)
+            let regions = PulseEstimator.Region.allCases.map { region -> PulseEstimator.RegionColour in
+                let k = 0.006 * (1 + 0.3 * Double(region.index))
+                func channel(_ value: Double, _ d: Double, _ f: Double) -> Double {
+                    value * (1 + (pulse + k * m) * d + flush * f) * (1 + 0.0005 * random.gaussian())
+                }
+                return .init(
+                    region: region, r: channel(160, 0.33, 0.9), g: channel(115, 0.77, -0.2), b: channel(95, 0.53, 0.1), pixels: 2000)
+            }
+            return (Int64(t * 1_000_000), regions, geometry)
+        }
+    }
+
+    @Test("asked to, a moving face's windows are read on PBV, which passes the pulse and not a stronger flush off the signature; a still face's on POS, as without it")
+    func aMovingFaceIsReadOnTheSignature() {
+        func run(_ samples: [(t: Int64, regions: [PulseEstimator.RegionColour], geometry: PulseMotion.Geometry)], moving: PulseEstimator.Method?)
+            -> (reported: [Double?], peaks: [Double], moved: Int)
+        {
+            var configuration = PulseEstimator.Configuration()
+            configuration.movingMethod = moving
+            var estimator = PulseEstimator(configuration: configuration)
+            var reported: [Double?] = []
+            var peaks: [Double] = []
+            var moved = 0
+            for s in samples {
+                reported.append(estimator.add(timeUs: s.t, regions: s.regions, geometry: s.geometry)?.bpm)
+                if let reading = estimator.latest {
+                    peaks.append(reading.bpm)
+                    if reading.motionBPM != nil { moved += 1 }
+                }
+            }
+            return (reported, peaks, moved)
+        }
+        #expect(PulseEstimator.Configuration().movingMethod == nil, "off by default")
+        let nodding = Self.flushing(nods: true)
+        let pbv = run(nodding, moving: .pbv)
+        let pos = run(nodding, moving: nil)
+        #expect(pbv.moved > 500, "the nod is regressed: \(pbv.moved) readings")
+        let pbvRight = pbv.reported.compactMap { $0 }.filter { abs($0 - 72) <= 3 }.count
+        let posRight = pos.reported.compactMap { $0 }.filter { abs($0 - 72) <= 3 }.count
+        #expect(pbvRight > 400, "on PBV the pulse is reported: \(pbvRight) frames")
+        #expect(pbv.reported.compactMap { $0 }.allSatisfy { abs($0 - 72) <= 3 })
+        #expect(pbv.peaks.filter { abs($0 - 96) <= 3 }.isEmpty, "PBV's windows never peak on the flush")
+        #expect(pos.peaks.filter { abs($0 - 96) <= 3 }.count > pos.peaks.count / 2, "POS's mostly do: \(pos.peaks.prefix(5))")
+        #expect(posRight < pbvRight / 2, "on POS the flush wins the windows: \(posRight) frames at the pulse")
+
+        // Still, the same colours: read on POS whatever a moving face is read with, estimate for estimate.
+        let still = Self.flushing(nods: false)
+        let a = run(still, moving: .pbv)
+        let b = run(still, moving: nil)
+        #expect(a.moved == 0)
+        #expect(a.reported == b.reported && a.peaks == b.peaks)
+        #expect(a.peaks.filter { abs($0 - 96) <= 3 }.count > a.peaks.count / 2, "POS's peak is the flush: \(a.peaks.prefix(5))")
     }
 
     /// The nodding face's samples with a forehead outlined by the mesh: the eyes' forehead's colour, brighter and
