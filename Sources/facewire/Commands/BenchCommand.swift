@@ -128,10 +128,10 @@ struct PulseCostCommand: ParsableCommand {
     var fps: Double = 30
 
     @Option(help: "Method: pos, chrom or pbv.")
-    var method: String = "pos"
+    var method: PulseEstimator.Method = .pos
 
     @Option(help: "The method a moving face's windows are read with: pos, chrom or pbv (default: the estimator's).")
-    var movingMethod: String?
+    var movingMethod: PulseEstimator.Method?
 
     @Option(help: "Seconds between two readings of a reported rate between windows (inf: held for a window's interval).")
     var refineInterval: Double = PulseEstimator.Configuration().refineInterval
@@ -150,9 +150,6 @@ struct PulseCostCommand: ParsableCommand {
             throw ValidationError("--tracks 1...100000, --seconds 0...3600, --fps 0...1000")
         }
         guard (0...1000).contains(sway) else { throw ValidationError("--sway 0...1000") }
-        guard ([method] + (movingMethod.map { [$0] } ?? [])).allSatisfy({ PulseEstimator.Method(rawValue: $0) != nil }) else {
-            throw ValidationError("--method and --moving-method: pos, chrom or pbv")
-        }
         guard refineInterval >= 0 else { throw ValidationError("--refine-interval 0 or more (inf: never)") }
     }
 
@@ -167,8 +164,8 @@ struct PulseCostCommand: ParsableCommand {
 
     func run() throws {
         var configuration = PulseEstimator.Configuration()
-        configuration.method = PulseEstimator.Method(rawValue: method)!
-        if let movingMethod { configuration.movingMethod = PulseEstimator.Method(rawValue: movingMethod)! }
+        configuration.method = method
+        configuration.movingMethod = movingMethod ?? configuration.movingMethod
         configuration.refineInterval = refineInterval
         configuration.motionReference = motionReference
         configuration.motionVelocity = motionVelocity
@@ -209,6 +206,9 @@ struct PulseCostCommand: ParsableCommand {
             msPerTrackSecond: cpu * 1000 / (Double(tracks) * seconds), reported: estimates > 0 ? Double(reported) / Double(estimates) : 0))
     }
 }
+
+/// `--method pos|chrom|pbv`: ArgumentParser refuses any other value, listing these.
+extension PulseEstimator.Method: ExpressibleByArgument {}
 
 struct PulseReplayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -270,15 +270,12 @@ struct PulseReplayCommand: ParsableCommand {
     var refineCycles: Double = PulseEstimator.Configuration().refineCycles
 
     @Option(help: "The projection the rate is read from: pos, chrom or pbv.")
-    var method: String = PulseEstimator.Configuration().method.rawValue
+    var method: PulseEstimator.Method = PulseEstimator.Configuration().method
 
-    @Option(help: "The projection a moving face's windows are read with (default: --method).")
-    var movingMethod: String?
+    @Option(help: "The projection a moving face's windows are read with (default: the estimator's).")
+    var movingMethod: PulseEstimator.Method?
 
     func validate() throws {
-        guard ([method] + (movingMethod.map { [$0] } ?? [])).allSatisfy({ PulseEstimator.Method(rawValue: $0) != nil }) else {
-            throw ValidationError("--method and --moving-method: pos, chrom or pbv")
-        }
         guard (0...60).contains(refineCycles) else { throw ValidationError("--refine-cycles 0...60 (0: --refine-window seconds)") }
         guard (0...10).contains(refineWindow), (0.5...1).contains(refinePeak), (0...30).contains(refineSpan) else {
             throw ValidationError("--refine-window 0...10, --refine-peak 0.5...1, --refine-span 0...30")
@@ -304,8 +301,8 @@ struct PulseReplayCommand: ParsableCommand {
         configuration.refinePeak = refinePeak
         configuration.refineSpan = refineSpan
         configuration.refineCycles = refineCycles
-        configuration.method = PulseEstimator.Method(rawValue: method)!
-        if let movingMethod { configuration.movingMethod = PulseEstimator.Method(rawValue: movingMethod)! }
+        configuration.method = method
+        configuration.movingMethod = movingMethod ?? configuration.movingMethod
         var estimator = PulseEstimator(configuration: configuration)
         let data = input == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: input))
         func point(_ value: Any?) -> SIMD2<Double>? {
