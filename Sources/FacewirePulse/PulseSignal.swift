@@ -399,6 +399,47 @@ public enum PulseSignal {
         return acos(cosine) * 180 / Double.pi
     }
 
+    /// Regions' colours on one grid made one: each divided by its own mean colour (so that a brighter region counts
+    /// for no more, and the sum's mean is 1 in every channel, as POS and PBV normalise it anyway), then summed with
+    /// `weights` (normalised here). Nil when there is nothing to combine, the grids differ in length, a grid's mean
+    /// colour is not positive and finite in every channel, or the weights are not finite, not negative and not all 0.
+    public static func combine(_ grids: [[RGB]], weights: [Double]) -> [RGB]? {
+        guard let n = grids.first?.count, n > 0, grids.count == weights.count, grids.allSatisfy({ $0.count == n }) else { return nil }
+        let total = weights.reduce(0, +)
+        guard weights.allSatisfy({ $0.isFinite && $0 >= 0 }), total > 0, total.isFinite else { return nil }
+        let averages = grids.map { Self.means($0, 0..<n) }
+        guard averages.allSatisfy({ m in m.r > 0 && m.g > 0 && m.b > 0 && m.r.isFinite && m.g.isFinite && m.b.isFinite }) else { return nil }
+        let scales: [(r: Double, g: Double, b: Double)] = zip(weights, averages).map { w, m in
+            (r: w / total / m.r, g: w / total / m.g, b: w / total / m.b)
+        }
+        return (0..<n).map { k in
+            var (r, g, b) = (0.0, 0.0, 0.0)
+            for (grid, scale) in zip(grids, scales) {
+                r += grid[k].r * scale.r
+                g += grid[k].g * scale.g
+                b += grid[k].b * scale.b
+            }
+            return RGB(t: grids[0][k].t, r: r, g: g, b: b)
+        }
+    }
+
+    /// Weights for signals with the same pulse in unequal noise: each the inverse of its signal's variance, normalised
+    /// to sum 1 (the combination whose noise is least when the noises are independent). Nil for no signals, or a
+    /// variance that is not positive and finite, or whose inverse is not finite.
+    public static func inverseVarianceWeights(_ signals: [[Double]]) -> [Double]? {
+        guard !signals.isEmpty else { return nil }
+        var inverse: [Double] = []
+        for signal in signals {
+            let sd = standardDeviation(signal)
+            let variance = sd * sd
+            guard variance > 0, variance.isFinite, (1 / variance).isFinite else { return nil }
+            inverse.append(1 / variance)
+        }
+        let total = inverse.reduce(0, +)
+        guard total.isFinite else { return nil }
+        return inverse.map { $0 / total }
+    }
+
     static func standardDeviation(_ x: [Double]) -> Double {
         guard x.count > 1 else { return 0 }
         let mean = x.reduce(0, +) / Double(x.count)

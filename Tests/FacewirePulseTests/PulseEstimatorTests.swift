@@ -298,6 +298,97 @@ struct PulseEstimatorTests {
         #expect(Double(Self.close(estimates, around: 84)) >= 0.8 * Double(estimates.count))
     }
 
+    /// 40 s at 30 fps, a tenth of the frames left out: a pulse at 72 per minute, 0.3 % deep along the blood-volume
+    /// signature, in every region; the left cheek also changes colour along the signature at 100 per minute, eight times
+    /// as deep (shading or a hand that only it sees). Every region has camera noise of its own.
+    static func oneLoudCheek() -> [(timeUs: Int64, regions: [PulseEstimator.RegionColour])] {
+        var random = SplitMix64(seed: 21)
+        return (0..<(30 * 40)).compactMap { i in
+            let t = Double(i) / 30
+            guard random.uniform() >= 0.1 else { return nil }
+            let pulse = 0.003 * sin(2 * .pi * 1.2 * t)
+            let loud = 0.024 * sin(2 * .pi * 100 / 60 * t + 0.7)
+            let regions = PulseEstimator.Region.allCases.map { region -> PulseEstimator.RegionColour in
+                let p = pulse + (region == .leftCheek ? loud : 0)
+                func channel(_ v: Double, _ d: Double) -> Double { v * (1 + p * d) * (1 + 0.001 * random.gaussian()) }
+                return .init(region: region, r: channel(160, 0.33), g: channel(115, 0.77), b: channel(95, 0.53), pixels: region == .forehead ? 2000 : 900)
+            }
+            return (Int64(t * 1_000_000), regions)
+        }
+    }
+
+    @Test("asked to, regions are weighed by how quiet they are: one cheek's loud colour change no longer hides the pulse the others carry")
+    func regionsWeighedByHowQuietTheyAre() {
+        func run(_ weights: PulseEstimator.RegionWeights, _ samples: [(timeUs: Int64, regions: [PulseEstimator.RegionColour])])
+            -> (reported: [Double?], peaks: [Double], estimator: PulseEstimator)
+        {
+            var configuration = PulseEstimator.Configuration()
+            configuration.regionWeights = weights
+            var estimator = PulseEstimator(configuration: configuration)
+            var reported: [Double?] = []
+            var peaks: [Double] = []
+            for s in samples {
+                reported.append(estimator.add(timeUs: s.timeUs, regions: s.regions)?.bpm)
+                if let reading = estimator.latest { peaks.append(reading.bpm) }
+            }
+            return (reported, peaks, estimator)
+        }
+        #expect(PulseEstimator.Configuration().regionWeights == .pixels, "off by default")
+        let samples = Self.oneLoudCheek()
+        let quiet = run(.inversePower, samples)
+        let pixels = run(.pixels, samples)
+        let after = samples.filter { $0.timeUs >= 11_000_000 }.count
+        let quietReported = quiet.reported.compactMap { $0 }
+        #expect(Double(quietReported.count) >= 0.8 * Double(after), "reported on \(quietReported.count) of \(after) frames")
+        #expect(quietReported.allSatisfy { abs($0 - 72) <= 3 }, "\(quietReported.min() ?? 0)...\(quietReported.max() ?? 0)")
+        let weights = quiet.estimator.latest?.regionWeights ?? []
+        #expect(weights.count == 3 && weights[1] < 0.05 && weights[0] > 0.4 && weights[2] > 0.4, "weights \(weights)")
+        #expect(abs(weights.reduce(0, +) - 1) < 1e-9)
+        // By pixels the loud cheek is a quarter of the face's colour, and its change twice the pulse there: the windows
+        // peak on it, only that cheek agrees, and the pulse is hardly reported.
+        #expect(pixels.peaks.filter { abs($0 - 100) <= 3 }.count > pixels.peaks.count / 2, "\(pixels.peaks.prefix(5))")
+        #expect(pixels.reported.compactMap { $0 }.filter { abs($0 - 72) <= 3 }.count < quietReported.count / 2)
+        #expect(pixels.estimator.latest?.regionWeights == nil && pixels.estimator.latest?.regions == 3)
+
+        // A window where a sample lacks a region is read by pixels, estimate for estimate.
+        let gappy = samples.enumerated().map { k, s in
+            (timeUs: s.timeUs, regions: k % 50 == 7 ? s.regions.filter { $0.region != .rightCheek } : s.regions)
+        }
+        let a = run(.inversePower, gappy)
+        let b = run(.pixels, gappy)
+        #expect(a.reported == b.reported && a.peaks == b.peaks)
+        #expect(a.estimator.latest?.regionWeights == nil)
+    }
+
+    @Test func regionsCombineByTheirOwnMeanAndWeighByTheInverseOfTheirVariance() throws {
+        let bright = (0..<4).map { PulseSignal.RGB(t: Double($0), r: 200 * (1 + 0.01 * Double($0)), g: 100, b: 50) }
+        let dim = (0..<4).map { PulseSignal.RGB(t: Double($0), r: 20, g: 10 * (1 - 0.01 * Double($0)), b: 5) }
+        let combined = try #require(PulseSignal.combine([bright, dim], weights: [3, 1]))
+        let (mr, mg) = (200 * 1.015, 10 * 0.985)
+        for (k, c) in combined.enumerated() {
+            #expect(c.t == Double(k))
+            #expect(abs(c.r - (0.75 * bright[k].r / mr + 0.25)) < 1e-12)
+            #expect(abs(c.g - (0.75 + 0.25 * dim[k].g / mg)) < 1e-12)
+            #expect(abs(c.b - 1) < 1e-12)
+        }
+        // Nothing to combine, unequal lengths, weights that are not finite, negative or all 0, a mean that is not positive.
+        #expect(PulseSignal.combine([], weights: []) == nil)
+        #expect(PulseSignal.combine([bright, Array(dim.prefix(3))], weights: [1, 1]) == nil)
+        #expect(PulseSignal.combine([bright, dim], weights: [1]) == nil)
+        for w in [Double.nan, .infinity, -1] { #expect(PulseSignal.combine([bright, dim], weights: [1, w]) == nil) }
+        #expect(PulseSignal.combine([bright, dim], weights: [0, 0]) == nil)
+        #expect(PulseSignal.combine([bright, dim.map { .init(t: $0.t, r: 0, g: $0.g, b: $0.b) }], weights: [1, 1]) == nil)
+        #expect(PulseSignal.combine([bright, dim.map { .init(t: $0.t, r: .nan, g: $0.g, b: $0.b) }], weights: [1, 1]) == nil)
+
+        let w = try #require(PulseSignal.inverseVarianceWeights([[1, -1, 1, -1], [2, -2, 2, -2]]))
+        #expect(abs(w[0] - 0.8) < 1e-12 && abs(w[1] - 0.2) < 1e-12)
+        #expect(PulseSignal.inverseVarianceWeights([]) == nil)
+        #expect(PulseSignal.inverseVarianceWeights([[1, -1], [3, 3]]) == nil, "a flat signal")
+        #expect(PulseSignal.inverseVarianceWeights([[1, -1], [.nan, 1]]) == nil)
+        #expect(PulseSignal.inverseVarianceWeights([[1, -1], [1e200, -1e200]]) == nil, "a variance past a double")
+        #expect(PulseSignal.inverseVarianceWeights([[1, -1], [1e-200, -1e-200]]) == nil, "an inverse past a double")
+    }
+
     @Test("a region seen for only part of the window is not read, however many samples it has there")
     func aRegionMustCoverTheWindow() {
         // The right cheek appears for the last 4 s only (120 samples, more than the 80 a window needs).

@@ -133,6 +133,9 @@ struct PulseCostCommand: ParsableCommand {
     @Option(help: "The method a moving face's windows are read with: pos, chrom or pbv (default: the estimator's).")
     var movingMethod: PulseEstimator.Method?
 
+    @Option(help: "How a window combines the face's skin regions: pixels or inverse-power.")
+    var regionWeights: PulseEstimator.RegionWeights = PulseEstimator.Configuration().regionWeights
+
     @Option(help: "Seconds between two readings of a reported rate between windows (inf: held for a window's interval).")
     var refineInterval: Double = PulseEstimator.Configuration().refineInterval
 
@@ -166,6 +169,7 @@ struct PulseCostCommand: ParsableCommand {
         var configuration = PulseEstimator.Configuration()
         configuration.method = method
         configuration.movingMethod = movingMethod ?? configuration.movingMethod
+        configuration.regionWeights = regionWeights
         configuration.refineInterval = refineInterval
         configuration.motionReference = motionReference
         configuration.motionVelocity = motionVelocity
@@ -209,6 +213,9 @@ struct PulseCostCommand: ParsableCommand {
 
 /// `--method pos|chrom|pbv`: ArgumentParser refuses any other value, listing these.
 extension PulseEstimator.Method: ExpressibleByArgument {}
+
+/// `--region-weights pixels|inverse-power`, likewise.
+extension PulseEstimator.RegionWeights: ExpressibleByArgument {}
 
 struct PulseReplayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -275,6 +282,9 @@ struct PulseReplayCommand: ParsableCommand {
     @Option(help: "The projection a moving face's windows are read with (default: the estimator's).")
     var movingMethod: PulseEstimator.Method?
 
+    @Option(help: "How a window combines the face's skin regions: pixels or inverse-power.")
+    var regionWeights: PulseEstimator.RegionWeights = PulseEstimator.Configuration().regionWeights
+
     func validate() throws {
         guard (0...60).contains(refineCycles) else { throw ValidationError("--refine-cycles 0...60 (0: --refine-window seconds)") }
         guard (0...10).contains(refineWindow), (0.5...1).contains(refinePeak), (0...30).contains(refineSpan) else {
@@ -303,6 +313,7 @@ struct PulseReplayCommand: ParsableCommand {
         configuration.refineCycles = refineCycles
         configuration.method = method
         configuration.movingMethod = movingMethod ?? configuration.movingMethod
+        configuration.regionWeights = regionWeights
         var estimator = PulseEstimator(configuration: configuration)
         let data = input == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: input))
         func point(_ value: Any?) -> SIMD2<Double>? {
@@ -345,7 +356,9 @@ struct PulseReplayCommand: ParsableCommand {
             if let r = estimator.latest {
                 // The newest window's reading, reported or not: what the gate saw.
                 out += ",\"reading\":{\"bpm\":\(r.bpm),\"signatureBPM\":\(r.signatureBPM ?? 0),\"signatureSNR\":\(r.signatureSNR)"
-                out += ",\"angle\":\(r.signatureAngle),\"regions\":\(r.regions),\"agreeing\":\(r.regionsAgreeing),\"motionBPM\":\(r.motionBPM ?? 0),\"motionAtPeak\":\(r.motionAtPeak ?? 0),\"meshForehead\":\(r.meshForehead)}"
+                out += ",\"angle\":\(r.signatureAngle),\"regions\":\(r.regions),\"agreeing\":\(r.regionsAgreeing),\"motionBPM\":\(r.motionBPM ?? 0),\"motionAtPeak\":\(r.motionAtPeak ?? 0),\"meshForehead\":\(r.meshForehead)"
+                if let w = r.regionWeights { out += ",\"regionWeights\":[\(w.map { "\($0)" }.joined(separator: ","))]" }
+                out += "}"
             }
             out += "}\n"
         }
