@@ -298,6 +298,22 @@ struct PulseEstimatorTests {
         #expect(Double(Self.close(estimates, around: 84)) >= 0.8 * Double(estimates.count))
     }
 
+    /// What an estimator configured so makes of `samples`: the rate it reports with each (nil: none), the newest
+    /// window's reading after each once there is one, and the estimator after the last.
+    static func trace(
+        _ samples: [(timeUs: Int64, regions: [PulseEstimator.RegionColour], geometry: PulseMotion.Geometry?)],
+        _ configuration: PulseEstimator.Configuration
+    ) -> (reported: [Double?], readings: [PulseEstimator.Reading], estimator: PulseEstimator) {
+        var estimator = PulseEstimator(configuration: configuration)
+        var reported: [Double?] = []
+        var readings: [PulseEstimator.Reading] = []
+        for s in samples {
+            reported.append(estimator.add(timeUs: s.timeUs, regions: s.regions, geometry: s.geometry)?.bpm)
+            if let reading = estimator.latest { readings.append(reading) }
+        }
+        return (reported, readings, estimator)
+    }
+
     /// 40 s at 30 fps, a tenth of the frames left out: a pulse at 72 per minute, 0.3 % deep along the blood-volume
     /// signature, in every region; the left cheek also changes colour along the signature at 100 per minute, eight times
     /// as deep (shading or a hand that only it sees). Every region has camera noise of its own.
@@ -324,14 +340,8 @@ struct PulseEstimatorTests {
         {
             var configuration = PulseEstimator.Configuration()
             configuration.regionWeights = weights
-            var estimator = PulseEstimator(configuration: configuration)
-            var reported: [Double?] = []
-            var peaks: [Double] = []
-            for s in samples {
-                reported.append(estimator.add(timeUs: s.timeUs, regions: s.regions)?.bpm)
-                if let reading = estimator.latest { peaks.append(reading.bpm) }
-            }
-            return (reported, peaks, estimator)
+            let trace = Self.trace(samples.map { (timeUs: $0.timeUs, regions: $0.regions, geometry: nil) }, configuration)
+            return (trace.reported, trace.readings.map(\.bpm), trace.estimator)
         }
         #expect(PulseEstimator.Configuration().regionWeights == .pixels, "off by default")
         let samples = Self.oneLoudCheek()

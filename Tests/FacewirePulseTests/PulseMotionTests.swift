@@ -242,18 +242,8 @@ struct PulseMotionTests {
         {
             var configuration = PulseEstimator.Configuration()
             configuration.movingMethod = moving
-            var estimator = PulseEstimator(configuration: configuration)
-            var reported: [Double?] = []
-            var peaks: [Double] = []
-            var moved = 0
-            for s in samples {
-                reported.append(estimator.add(timeUs: s.t, regions: s.regions, geometry: s.geometry)?.bpm)
-                if let reading = estimator.latest {
-                    peaks.append(reading.bpm)
-                    if reading.motionBPM != nil { moved += 1 }
-                }
-            }
-            return (reported, peaks, moved)
+            let trace = PulseEstimatorTests.trace(samples.map { (timeUs: $0.t, regions: $0.regions, geometry: $0.geometry) }, configuration)
+            return (trace.reported, trace.readings.map(\.bpm), trace.readings.filter { $0.motionBPM != nil }.count)
         }
         #expect(PulseEstimator.Configuration().movingMethod == nil, "off by default")
         let nodding = Self.flushing(nods: true)
