@@ -57,15 +57,7 @@ def cache_meshes(labels, video, path):
                 break
             if index not in frames:
                 continue
-            faces = fwexpr.detect_scaled(detector, image, 320)
-            if not faces:
-                found[(clip, index)] = (None, None)
-                continue
-            face = max(faces, key=lambda g: g["box"][2] * g["box"][3])
-            mesh, _, _ = models.run_mesh(image, ma.mesh_roi(face["box"], face["landmarks"]))
-            mesh = np.asarray(np.float32(mesh), np.float64)
-            contours = [np.float32(models.run_iris(image, roi, mirrored)[0]) for roi, mirrored in ma.eye_rois(mesh)]
-            found[(clip, index)] = (mesh, np.array(contours, np.float64))
+            found[(clip, index)] = fwexpr.largest_face_mesh(detector, models, image) or (None, None)
         print(clip, file=sys.stderr, flush=True)
     meshes = [found.get((item["clip"], item["frame"]), (None, None))[0] for item in labels]
     contours = [found.get((item["clip"], item["frame"]), (None, None))[1] for item in labels]

@@ -107,6 +107,21 @@ def detect_scaled(detector, bgr, input_width=320):
     return faces
 
 
+def largest_face_mesh(detector, models, bgr, input_width=320):
+    """The largest face `detector` finds at `input_width`, then meshattr's mesh and the iris model's two eye contours:
+    (mesh (468, 3), contours (2, 71, 3)), float64 image px, each rounded through float32 as the worker keeps them; or
+    None without a face. `models` is a meshattr.Models()."""
+    import meshattr as ma
+    faces = detect_scaled(detector, bgr, input_width)
+    if not faces:
+        return None
+    face = max(faces, key=lambda g: g["box"][2] * g["box"][3])
+    mesh, _, _ = models.run_mesh(bgr, ma.mesh_roi(face["box"], face["landmarks"]))
+    mesh = np.asarray(np.float32(mesh), np.float64)
+    contours = [np.float32(models.run_iris(bgr, roi, mirrored)[0]) for roi, mirrored in ma.eye_rois(mesh)]
+    return mesh, np.array(contours, np.float64)
+
+
 def _iou(a, b):
     ax2, ay2, bx2, by2 = a[0] + a[2], a[1] + a[3], b[0] + b[2], b[1] + b[3]
     iw = max(0.0, min(ax2, bx2) - max(a[0], b[0]))

@@ -50,14 +50,10 @@ def clip_features(labels, video, path):
                 break
             if index % 2 and index not in wanted:
                 continue
-            faces = fwexpr.detect_scaled(detector, image, 320)
-            if not faces:
+            measured = fwexpr.largest_face_mesh(detector, models, image)
+            if measured is None:
                 continue
-            face = max(faces, key=lambda g: g["box"][2] * g["box"][3])
-            mesh, _, _ = models.run_mesh(image, ma.mesh_roi(face["box"], face["landmarks"]))
-            mesh = np.asarray(np.float32(mesh), np.float64)
-            contours = [np.float32(models.run_iris(image, roi, mirrored)[0]) for roi, mirrored in ma.eye_rois(mesh)]
-            row = mx.features(mesh, np.array(contours, np.float64))
+            row = mx.features(*measured)
             row["frame"] = index
             rows.append(row)
         out[clip] = rows
