@@ -18,7 +18,6 @@ import json
 import os
 import sys
 
-import cv2
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -44,21 +43,9 @@ def cache_meshes(labels, video, path):
         data = np.load(path, allow_pickle=True)
         return list(data["mesh"]), list(data["contours"])
     models, detector = ma.Models(), fwexpr.CenterFace()
-    wanted = {}
-    for item in labels:
-        wanted.setdefault(item["clip"], set()).add(item["frame"])
     found = {}
-    for clip, frames in sorted(wanted.items()):
-        capture, index = cv2.VideoCapture(os.path.join(video, clip)), -1
-        while frames - set(f for c, f in found if c == clip):
-            ok, image = capture.read()
-            index += 1
-            if not ok:
-                break
-            if index not in frames:
-                continue
-            found[(clip, index)] = fwexpr.largest_face_mesh(detector, models, image) or (None, None)
-        print(clip, file=sys.stderr, flush=True)
+    for clip, index, image in fwexpr.labelled_frames(labels, video):
+        found[(clip, index)] = fwexpr.largest_face_mesh(detector, models, image) or (None, None)
     meshes = [found.get((item["clip"], item["frame"]), (None, None))[0] for item in labels]
     contours = [found.get((item["clip"], item["frame"]), (None, None))[1] for item in labels]
     np.savez(path, mesh=np.array(meshes, dtype=object), contours=np.array(contours, dtype=object))

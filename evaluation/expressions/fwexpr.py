@@ -107,6 +107,24 @@ def detect_scaled(detector, bgr, input_width=320):
     return faces
 
 
+def labelled_frames(labels, video):
+    """Yields (clip, frame index, BGR image) for every frame `labels` (dicts with "clip" and "frame") name, clip by
+    clip in name order, each clip read from its start with cv2.VideoCapture(...).read() and no seeking (the numbering
+    of the label files), stopping after its last labelled frame or at its end."""
+    wanted = {}
+    for item in labels:
+        wanted.setdefault(item["clip"], set()).add(item["frame"])
+    for clip, frames in sorted(wanted.items()):
+        capture, index = cv2.VideoCapture(os.path.join(video, clip)), -1
+        while index < max(frames):
+            ok, image = capture.read()
+            index += 1
+            if not ok:
+                break
+            if index in frames:
+                yield clip, index, image
+
+
 def largest_face_mesh(detector, models, bgr, input_width=320):
     """The largest face `detector` finds at `input_width`, then meshattr's mesh and the iris model's two eye contours:
     (mesh (468, 3), contours (2, 71, 3)), float64 image px, each rounded through float32 as the worker keeps them; or

@@ -130,30 +130,18 @@ def measure(labels, video, paths):
     landmarker = compile_model(core, paths["face_landmarks_detector.tflite"], [1, 256, 256, 3]).create_infer_request()
     blend = compile_model(core, paths["face_blendshapes.tflite"], [1, 146, 2]).create_infer_request()
     first, detector = ma.Models(), fwexpr.CenterFace()
-    wanted = {}
-    for item in labels:
-        wanted.setdefault(item["clip"], set()).add(item["frame"])
     found = {}
-    for clip, frames in sorted(wanted.items()):
-        capture, index = cv2.VideoCapture(os.path.join(video, clip)), -1
-        while index < max(frames):
-            ok, image = capture.read()
-            index += 1
-            if not ok:
-                break
-            if index not in frames:
-                continue
-            measured = fwexpr.largest_face_mesh(detector, first, image)
-            if measured is None:
-                continue
-            mesh, contours = measured
-            roi = ma.mesh_roi_from_mesh(mesh)
-            crop = cv2.cvtColor(ma.warp(image, roi, 256), cv2.COLOR_BGR2RGB).astype(np.float32) / 255
-            points = landmarker.infer({0: crop[None]})[landmarker.model_outputs[0]].reshape(478, 3).astype(np.float64)
-            points = ma.crop_to_image(points, roi, 256)
-            scores = blend.infer({0: points[SUBSET, :2].astype(np.float32)[None]})[blend.model_outputs[0]].reshape(52)
-            found[(clip, index)] = (mesh, contours, points, np.asarray(scores, np.float64))
-        print(clip, file=sys.stderr, flush=True)
+    for clip, index, image in fwexpr.labelled_frames(labels, video):
+        measured = fwexpr.largest_face_mesh(detector, first, image)
+        if measured is None:
+            continue
+        mesh, contours = measured
+        roi = ma.mesh_roi_from_mesh(mesh)
+        crop = cv2.cvtColor(ma.warp(image, roi, 256), cv2.COLOR_BGR2RGB).astype(np.float32) / 255
+        points = landmarker.infer({0: crop[None]})[landmarker.model_outputs[0]].reshape(478, 3).astype(np.float64)
+        points = ma.crop_to_image(points, roi, 256)
+        scores = blend.infer({0: points[SUBSET, :2].astype(np.float32)[None]})[blend.model_outputs[0]].reshape(52)
+        found[(clip, index)] = (mesh, contours, points, np.asarray(scores, np.float64))
     return found
 
 
