@@ -93,6 +93,17 @@ def fit_raw(x, y):
     return w / sd, b - np.sum(w * mu / sd) - best[1]
 
 
+def held_back(items):
+    """The split every expression script uses: for the labelled frames `items` (dicts with "clip" and "frame", the
+    frames measured), True for those held back — the odd positions of each clip's frames sorted — and False for the
+    even ones, which are fitted on."""
+    position = {}
+    for clip in set(item["clip"] for item in items):
+        frames = sorted(item["frame"] for item in items if item["clip"] == clip)
+        position.update({(clip, f): k for k, f in enumerate(frames)})
+    return np.array([position[(item["clip"], item["frame"])] % 2 == 1 for item in items])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--video", default=os.path.join(HERE, "..", "..", "..", "shared", "data", "video"))
@@ -103,12 +114,7 @@ def main():
     keep = [i for i, m in enumerate(meshes) if m is not None]
     features = [mx.features(meshes[i], contours[i]) for i in keep]
     clip = np.array([labels[i]["clip"] for i in keep])
-    # Split: even positions of each clip's sorted labelled frames fit, odd ones are held back.
-    position = {}
-    for clip_name in set(clip):
-        frames = sorted(labels[i]["frame"] for i in keep if labels[i]["clip"] == clip_name)
-        position.update({(clip_name, f): k for k, f in enumerate(frames)})
-    held = np.array([position[(labels[i]["clip"], labels[i]["frame"])] % 2 == 1 for i in keep])
+    held = held_back([labels[i] for i in keep])
     constants = {}
     print("| expression | fit +/− | held-back +/− | held-back P / R | leave-one-clip-out P / R |")
     print("|---|---|---|---|---|")

@@ -198,11 +198,7 @@ def main():
     for f, (_, _, _, scores) in zip(new, rows):
         f.update(dict(zip(NAMES, scores)))
     clips = np.array([labels[i]["clip"] for i in keep])
-    position = {}
-    for c in set(clips):
-        frames = sorted(labels[i]["frame"] for i in keep if labels[i]["clip"] == c)
-        position.update({(c, f): k for k, f in enumerate(frames)})
-    held = np.array([position[(labels[i]["clip"], labels[i]["frame"])] % 2 == 1 for i in keep])
+    held = fit.held_back([labels[i] for i in keep])
     print(f"{len(keep)} of {len(labels)} labelled frames with a face")
     print("| expression | shipped: held-back P / R; leave-one-clip-out | fit-split LOCO F1: geometry / blendshapes / both"
           " | chosen | new: held-back P / R; leave-one-clip-out |")

@@ -82,11 +82,7 @@ def evaluate(labels, clips, mode, parameter):
             base = (n * np.median(x[:n], 0) + parameter * population) / (n + parameter)
         rows.append((item, x[i], base))
     clip = np.array([r[0]["clip"] for r in rows])
-    position = {}
-    for c in set(clip):
-        frames = sorted(r[0]["frame"] for r in rows if r[0]["clip"] == c)
-        position.update({(c, f): k for k, f in enumerate(frames)})
-    held = np.array([position[(r[0]["clip"], r[0]["frame"])] % 2 == 1 for r in rows])
+    held = fit.held_back([r[0] for r in rows])
     result = {}
     for name, features in fit.FEATURES.items():
         if name == "eye_widen_mesh":
