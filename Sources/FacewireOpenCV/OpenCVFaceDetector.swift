@@ -78,7 +78,7 @@ public final class OpenCVFaceDetector {
     /// - Throws: ``OpenCVError`` on failure.
     public func refineTilted(_ image: PixelImage, count: Int, minAngle: Float, minHeight: Float) throws(OpenCVError) {
         let count = min(count, buffer.count)
-        try image.bytes.withUnsafeBufferPointer { pixels throws(OpenCVError) in
+        _ = try image.bytes.withUnsafeBufferPointer { pixels throws(OpenCVError) in
             try buffer.withUnsafeMutableBufferPointer { faces throws(OpenCVError) in
                 try OpenCVCall.status { err, length in
                     fwcv_refine_tilted(
@@ -139,7 +139,7 @@ public final class OpenCVFaceAttributes {
     public func classify(_ image: PixelImage, landmarks: [Float], which: Int) throws(OpenCVError) -> Result {
         precondition(landmarks.count == 10, "five landmarks, x and y each")
         var result = fwcv_face_attributes_result()
-        try image.bytes.withUnsafeBufferPointer { pixels throws(OpenCVError) in
+        _ = try image.bytes.withUnsafeBufferPointer { pixels throws(OpenCVError) in
             try landmarks.withUnsafeBufferPointer { points throws(OpenCVError) in
                 try OpenCVCall.status { err, length in
                     fwcv_face_attributes(

@@ -27,9 +27,11 @@ public enum Observability {
             ]
             MetricsSystem.bootstrap(factory)
             // The usual build-info gauge: 1, with what is running in its labels.
-            registry.makeGauge(
-                name: "facewire_build_info", labels: [("version", BuildInfo.version), ("commit", BuildInfo.commit)]
-            ).set(1.0 as Double)
+            let buildInfo = MetricNameDescriptor(
+                namespace: "facewire", metricName: "build", unitName: "info",
+                helpText: "1, with the running release and the commit it was built from in the labels")
+            registry.makeGauge(descriptor: buildInfo, labels: [("version", BuildInfo.version), ("commit", BuildInfo.commit)])
+                .set(1.0 as Double)
         }
     }
 

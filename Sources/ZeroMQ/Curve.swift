@@ -18,7 +18,7 @@ public struct CurveKeyPair: Sendable, Equatable {
         var publicKey = [CChar](repeating: 0, count: 41)
         var secretKey = [CChar](repeating: 0, count: 41)
         guard zmq_curve_keypair(&publicKey, &secretKey) == 0 else { throw ZMQError.last("zmq_curve_keypair") }
-        return CurveKeyPair(publicKey: String(cString: publicKey), secretKey: String(cString: secretKey))
+        return CurveKeyPair(publicKey: String(z85Text: publicKey), secretKey: String(z85Text: secretKey))
     }
 
     /// Whether `key` is a well-formed Z85 key (40 characters that decode to 32 bytes).
@@ -33,7 +33,7 @@ public struct CurveKeyPair: Sendable, Equatable {
         guard binary.count == 32 else { return nil }
         var text = [CChar](repeating: 0, count: 41)
         guard zmq_z85_encode(&text, binary, 32) != nil else { return nil }
-        return String(cString: text)
+        return String(z85Text: text)
     }
 
     /// The file a key pair is kept in: `public-key = "…"` and, in a secret file, `secret-key = "…"`, with comments.
@@ -295,5 +295,12 @@ public final class ZAPAuthenticator: @unchecked Sendable {
             return refusedKeys.insert(key).inserted
         }
         onDecision?(Decision(accepted: accepted, key: key, address: address, isFirstRefusal: first, domain: domain))
+    }
+}
+
+extension String {
+    /// The text libzmq wrote into a NUL-terminated buffer (Z85: 40 ASCII characters and the NUL).
+    fileprivate init(z85Text buffer: [CChar]) {
+        self.init(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -1,4 +1,3 @@
-import FacewireProtocol
 import Foundation
 
 /// Renders results-stream messages as one-line JSON objects, with Core Image's CIFaceFeature names.

@@ -1,5 +1,4 @@
 import FacewireVocabulary
-import FacewireProtocol
 import Foundation
 
 /// Renders results-stream messages as one readable line each, for people watching a stream
