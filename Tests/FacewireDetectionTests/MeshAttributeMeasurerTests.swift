@@ -9,7 +9,11 @@ struct AttributeConfigurationTests {
     static func directory(with files: [String]) throws -> String {
         let path = NSTemporaryDirectory() + "facewire-models-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        for file in files { FileManager.default.createFile(atPath: "\(path)/\(file)", contents: Data([0])) }
+        for file in files {
+            guard FileManager.default.createFile(atPath: "\(path)/\(file)", contents: Data([0])) else {
+                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: "\(path)/\(file)"])
+            }
+        }
         return path
     }
 
