@@ -31,11 +31,16 @@ enum OpenCVCall {
 
     /// Calls a shim function that returns a status (0 or 1 success, negative failure).
     /// - Returns: the status. - Throws: ``OpenCVError`` for a negative status.
-    @discardableResult
     static func status(_ body: (UnsafeMutablePointer<CChar>, Int) -> Int32) throws(OpenCVError) -> Int32 {
         let (status, message) = run(body)
         guard status >= 0 else { throw OpenCVError(message: message) }
         return status
+    }
+
+    /// ``status(_:)`` for a caller that needs only to know the call succeeded.
+    /// - Throws: ``OpenCVError`` for a negative status.
+    static func check(_ body: (UnsafeMutablePointer<CChar>, Int) -> Int32) throws(OpenCVError) {
+        _ = try status(body)
     }
 }
 

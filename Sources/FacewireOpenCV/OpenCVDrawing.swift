@@ -10,9 +10,9 @@ public enum OpenCVDrawing {
         precondition(matrix.count == 6 && output.format == image.format)
         let (width, height) = (Int32(output.width), Int32(output.height))
         let stride = Int32(output.stride)
-        _ = try image.bytes.withUnsafeBufferPointer { source throws(OpenCVError) in
+        try image.bytes.withUnsafeBufferPointer { source throws(OpenCVError) in
             try output.bytes.withUnsafeMutableBufferPointer { target throws(OpenCVError) in
-                try OpenCVCall.status { err, length in
+                try OpenCVCall.check { err, length in
                     let status = fwcv_warp_affine(
                         source.baseAddress, Int32(image.width), Int32(image.height), Int32(image.stride),
                         Int32(image.format.channels), matrix, Int32(supersample), target.baseAddress, width, height, stride,
@@ -58,8 +58,8 @@ public enum OpenCVDrawing {
         cMark.colour = (mark.colour.blue, mark.colour.green, mark.colour.red)
         let (width, height, stride) = (Int32(image.width), Int32(image.height), Int32(image.stride))
         let channels = Int32(image.format.channels)
-        _ = try image.bytes.withUnsafeMutableBufferPointer { pixels throws(OpenCVError) in
-            try OpenCVCall.status { err, length in
+        try image.bytes.withUnsafeMutableBufferPointer { pixels throws(OpenCVError) in
+            try OpenCVCall.check { err, length in
                 let status = fwcv_draw_face_mark(pixels.baseAddress, width, height, stride, channels, &cMark, title, detail, err, length)
                 return status == 0 ? 0 : -1
             }

@@ -78,9 +78,9 @@ public final class OpenCVFaceDetector {
     /// - Throws: ``OpenCVError`` on failure.
     public func refineTilted(_ image: PixelImage, count: Int, minAngle: Float, minHeight: Float) throws(OpenCVError) {
         let count = min(count, buffer.count)
-        _ = try image.bytes.withUnsafeBufferPointer { pixels throws(OpenCVError) in
+        try image.bytes.withUnsafeBufferPointer { pixels throws(OpenCVError) in
             try buffer.withUnsafeMutableBufferPointer { faces throws(OpenCVError) in
-                try OpenCVCall.status { err, length in
+                try OpenCVCall.check { err, length in
                     fwcv_refine_tilted(
                         handle, pixels.baseAddress, Int32(image.width), Int32(image.height), Int32(image.stride),
                         Int32(image.format.channels), faces.baseAddress, Int32(count), minAngle, minHeight, err, length)
@@ -139,9 +139,9 @@ public final class OpenCVFaceAttributes {
     public func classify(_ image: PixelImage, landmarks: [Float], which: Int) throws(OpenCVError) -> Result {
         precondition(landmarks.count == 10, "five landmarks, x and y each")
         var result = fwcv_face_attributes_result()
-        _ = try image.bytes.withUnsafeBufferPointer { pixels throws(OpenCVError) in
+        try image.bytes.withUnsafeBufferPointer { pixels throws(OpenCVError) in
             try landmarks.withUnsafeBufferPointer { points throws(OpenCVError) in
-                try OpenCVCall.status { err, length in
+                try OpenCVCall.check { err, length in
                     fwcv_face_attributes(
                         handle, pixels.baseAddress, Int32(image.width), Int32(image.height), Int32(image.stride),
                         Int32(image.format.channels), points.baseAddress, Int32(which), &result, err, length)

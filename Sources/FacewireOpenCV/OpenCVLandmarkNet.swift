@@ -143,9 +143,9 @@ public final class OpenCVLandmarkNet {
     public func runRaw(_ input: [Float]) throws(OpenCVError) -> [Float] {
         var output = [Float](repeating: 0, count: outputs.reduce(0) { $0 + $1.count })
         var written = 0
-        _ = try input.withUnsafeBufferPointer { input throws(OpenCVError) in
+        try input.withUnsafeBufferPointer { input throws(OpenCVError) in
             try output.withUnsafeMutableBufferPointer { output throws(OpenCVError) in
-                try OpenCVCall.status { err, length in
+                try OpenCVCall.check { err, length in
                     fwcv_landmark_net_run_raw(
                         handle, input.baseAddress, input.count, output.baseAddress, output.count, &written, err, length)
                 }
@@ -157,8 +157,8 @@ public final class OpenCVLandmarkNet {
     private func runBatch(
         _ image: PixelImage, _ body: (UnsafePointer<UInt8>?, Int32, Int32, Int32, Int32, UnsafeMutablePointer<CChar>, Int) -> Int32
     ) throws(OpenCVError) {
-        _ = try image.bytes.withUnsafeBufferPointer { pixels throws(OpenCVError) in
-            try OpenCVCall.status { err, length in
+        try image.bytes.withUnsafeBufferPointer { pixels throws(OpenCVError) in
+            try OpenCVCall.check { err, length in
                 body(pixels.baseAddress, Int32(image.width), Int32(image.height), Int32(image.stride), Int32(image.format.channels), err, length)
             }
         }
@@ -169,8 +169,8 @@ public final class OpenCVLandmarkNet {
         _ body: (UnsafePointer<UInt8>?, Int32, Int32, Int32, Int32, UnsafePointer<fwcv_roi>, UnsafeMutablePointer<CChar>, Int) -> Int32
     ) throws(OpenCVError) {
         var roi = region.cValue
-        _ = try image.bytes.withUnsafeBufferPointer { pixels throws(OpenCVError) in
-            try OpenCVCall.status { err, length in
+        try image.bytes.withUnsafeBufferPointer { pixels throws(OpenCVError) in
+            try OpenCVCall.check { err, length in
                 body(
                     pixels.baseAddress, Int32(image.width), Int32(image.height), Int32(image.stride),
                     Int32(image.format.channels), &roi, err, length)
