@@ -61,6 +61,7 @@ import sys
 import tempfile
 import time
 import lifeline  # noqa: E402  (benchmarks/lifeline.py; the script's folder is on sys.path)
+import pinned_venv  # noqa: E402  (benchmarks/pinned_venv.py)
 
 lifeline.install()  # the processes this script starts end with it
 
@@ -110,17 +111,8 @@ def find_model():
 
 def venv_python():
     """The bench venv's python (made once: system site packages + imagezmq and openvino pinned by hash)."""
-    python = os.path.join(VENV, "bin", "python")
-    marker = os.path.join(VENV, "facewire-requirements.txt")
-    wanted = open(REQUIREMENTS).read()
-    if not (os.path.exists(marker) and open(marker).read() == wanted):
-        measure.log(f"making {VENV} (system site packages + {REQUIREMENTS}), once")
-        subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", "--clear", VENV], check=True)
-        subprocess.run([python, "-m", "pip", "install", "--quiet", "--no-input", "--disable-pip-version-check",
-                        "--no-deps", "--require-hashes", "--only-binary=:all:", "--find-links",
-                        os.path.join(CACHE, "facewire", "downloads"), "-r", REQUIREMENTS], check=True)
-        with open(marker, "w") as handle:
-            handle.write(wanted)
+    python = pinned_venv.make(VENV, REQUIREMENTS, system_site_packages=True,
+                              find_links=os.path.join(CACHE, "facewire", "downloads"))
     check = subprocess.run([python, "-c", "import cv2, zmq, imagezmq, openvino; openvino.Core()"], capture_output=True,
                            text=True)
     if check.returncode != 0:

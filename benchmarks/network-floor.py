@@ -22,6 +22,8 @@ import subprocess
 import sys
 import time
 
+import pinned_venv  # benchmarks/pinned_venv.py (the script's folder is on sys.path)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 CACHE = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
 VENV_PYTHON = os.path.join(CACHE, "facewire", "bench-venv", "bin", "python")
@@ -38,23 +40,8 @@ parser.add_argument("--int8", action="store_true", help="also time each network 
 args = parser.parse_args()
 
 
-def int8_venv_python():
-    """The int8 venv's python, made once from INT8_REQUIREMENTS (remade when that file changes)."""
-    python = os.path.join(INT8_VENV, "bin", "python")
-    marker = os.path.join(INT8_VENV, "facewire-requirements.txt")
-    wanted = open(INT8_REQUIREMENTS).read()
-    if not (os.path.exists(marker) and open(marker).read() == wanted):
-        print(f"making {INT8_VENV} from {INT8_REQUIREMENTS}, once", file=sys.stderr)
-        subprocess.run(["/usr/bin/python3", "-m", "venv", "--clear", INT8_VENV], check=True)
-        subprocess.run([python, "-m", "pip", "install", "--quiet", "--no-input", "--disable-pip-version-check",
-                        "--no-deps", "--require-hashes", "--only-binary=:all:", "-r", INT8_REQUIREMENTS], check=True)
-        with open(marker, "w") as handle:
-            handle.write(wanted)
-    return python
-
-
-if args.int8 and not sys.executable.startswith(INT8_VENV + os.sep):
-    python = int8_venv_python()
+if args.int8 and not pinned_venv.inside(INT8_VENV):
+    python = pinned_venv.make(INT8_VENV, INT8_REQUIREMENTS)
     os.execv(python, [python] + sys.argv)
 
 try:
@@ -104,7 +91,6 @@ def costs(requests, input_shape):
     return [statistics.median(times) for times in blocks]
 
 
-rows = []
 centerface = os.path.join(args.models, "centerface.onnx")
 mesh = os.path.join(args.models, "face_landmark.onnx")
 iris = os.path.join(args.models, "iris_landmark.onnx")

@@ -20,6 +20,9 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "benchmarks"))
+import pinned_venv  # noqa: E402  (benchmarks/pinned_venv.py)
+
 CACHE = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
 VENV = os.path.join(CACHE, "facewire", "deploy-venv")
 REQUIREMENTS = os.path.join(HERE, "validators-requirements.txt")
@@ -35,20 +38,7 @@ def venv_bin(name):
     return os.path.join(VENV, "bin", name)
 
 
-def make_venv():
-    marker = os.path.join(VENV, "facewire-requirements.txt")
-    wanted = open(REQUIREMENTS).read()
-    if os.path.exists(marker) and open(marker).read() == wanted:
-        return
-    print(f"making {VENV} ({REQUIREMENTS}), once", file=sys.stderr)
-    subprocess.run(["/usr/bin/python3", "-m", "venv", "--clear", VENV], check=True)
-    subprocess.run([venv_bin("python"), "-m", "pip", "install", "--quiet", "--no-input", "--disable-pip-version-check",
-                    "--no-deps", "--require-hashes", "--only-binary=:all:", "-r", REQUIREMENTS], check=True)
-    with open(marker, "w") as handle:
-        handle.write(wanted)
-
-
-make_venv()
+pinned_venv.make(VENV, REQUIREMENTS)
 if args.venv_only:
     sys.exit(0)
 
